@@ -1,0 +1,265 @@
+// Command switchboard is the Switchboard server and its admin CLI.
+//
+//	switchboard serve [--addr A] [--db URL] [--public-url URL] [--rate-limit N] …
+//	switchboard migrate [--db URL]
+//	switchboard org create --name NAME [--db URL]
+//	switchboard key create --org ORG_ID --scopes s1,s2 [--name NAME] [--db URL]
+//	switchboard key list --org ORG_ID [--db URL]
+//	switchboard key revoke KEY_ID [--db URL]
+//	switchboard version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+	_ "time/tzdata"
+
+	"switchboard/internal/app"
+	"switchboard/internal/auth"
+	"switchboard/internal/id"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "switchboard:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+const usage = `usage: switchboard <command> [flags]
+
+commands:
+  serve                 run the server (migrates the database first)
+  migrate               apply database migrations
+  org create --name N   create an organization; prints its id
+  key create --org ID --scopes a,b [--name N]
+                        create an API key; prints the key (shown once)
+  key list --org ID     list an organization's keys (never their secrets)
+  key revoke KEY_ID     revoke a key at once
+  version               print the version
+
+Every command takes --db (env SWITCHBOARD_DB, default sqlite:./data/switchboard.db).
+Run "switchboard <command> -h" for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, stdout, stderr)
+	case "migrate":
+		fs, db := dbFlags("migrate", stderr)
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		d, err := app.OpenMigrated(ctx, *db)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		fmt.Fprintln(stdout, "migrations applied")
+		return nil
+	case "version":
+		fmt.Fprintln(stdout, "switchboard", app.Version)
+		return nil
+	case "org":
+		if len(rest) == 0 || rest[0] != "create" {
+			return errors.New(`usage: switchboard org create --name NAME`)
+		}
+		return orgCreate(ctx, rest[1:], stdout, stderr)
+	case "key":
+		if len(rest) == 0 {
+			return errors.New(`usage: switchboard key create|list|revoke …`)
+		}
+		switch rest[0] {
+		case "create":
+			return keyCreate(ctx, rest[1:], stdout, stderr)
+		case "list":
+			return keyList(ctx, rest[1:], stdout, stderr)
+		case "revoke":
+			return keyRevoke(ctx, rest[1:], stdout, stderr)
+		}
+		return fmt.Errorf("unknown key command %q: want create, list or revoke", rest[0])
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func dbFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", env("SWITCHBOARD_DB", app.DefaultConfig().DB), "database: sqlite:PATH or postgres://… (env SWITCHBOARD_DB)")
+	return fs, db
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := app.DefaultConfig()
+	fs, db := dbFlags("serve", stderr)
+	addr := fs.String("addr", env("SWITCHBOARD_ADDR", def.Addr), "listen address (env SWITCHBOARD_ADDR)")
+	public := fs.String("public-url", env("SWITCHBOARD_PUBLIC_URL", ""), "public base URL, e.g. https://calls.example.com (env SWITCHBOARD_PUBLIC_URL; default http://ADDR)")
+	rl, _ := strconv.ParseFloat(env("SWITCHBOARD_RATE_LIMIT", fmt.Sprint(def.RateLimit)), 64)
+	rateLimit := fs.Float64("rate-limit", rl, "requests per second per API key, burst twice that; 0 disables (env SWITCHBOARD_RATE_LIMIT)")
+	ring := fs.Duration("sandbox-ring-time", envDuration("SWITCHBOARD_SANDBOX_RING_TIME", time.Second), "sandbox: time a call rings before it is answered (env SWITCHBOARD_SANDBOX_RING_TIME)")
+	noAnswer := fs.Duration("sandbox-no-answer-timeout", envDuration("SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT", 30*time.Second), "sandbox: ring time of a no-answer (…0002) number (env SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT)")
+	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 5*time.Second), "sandbox: how long an answered call lasts (env SWITCHBOARD_SANDBOX_TALK_TIME)")
+	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	cfg := def
+	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
+	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	m, err := app.Start(ctx, cfg, log, stdout)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("shutting down")
+	return m.Close(context.Background())
+}
+
+func orgCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, db := dbFlags("org create", stderr)
+	name := fs.String("name", "", "organization name (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(*name) == "" {
+		return errors.New("org create: --name is required")
+	}
+	d, err := app.OpenMigrated(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	org := auth.Org{ID: id.New(id.Org), Name: *name, CreatedAt: time.Now().UTC()}
+	if err := d.CreateOrg(ctx, org); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created organization %q\n%s\n", org.Name, org.ID)
+	return nil
+}
+
+func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, db := dbFlags("key create", stderr)
+	org := fs.String("org", "", "organization id (required)")
+	scopes := fs.String("scopes", "", "comma-separated scopes (required): "+strings.Join(auth.AllScopes, ","))
+	name := fs.String("name", "", "a label for the key")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *org == "" {
+		return errors.New("key create: --org is required")
+	}
+	sc, err := auth.ParseScopes(*scopes)
+	if err != nil {
+		return fmt.Errorf("key create: --scopes: %w", err)
+	}
+	d, err := app.OpenMigrated(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	k, secret := auth.NewKey(*org, *name, sc, time.Now())
+	if err := d.CreateKey(ctx, k); err != nil {
+		return fmt.Errorf("key create: %w", err)
+	}
+	fmt.Fprintf(stdout, "created key %s with scopes %s; the key is shown once:\n%s\n", k.ID, strings.Join(sc, ","), secret)
+	return nil
+}
+
+func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, db := dbFlags("key list", stderr)
+	org := fs.String("org", "", "organization id (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *org == "" {
+		return errors.New("key list: --org is required")
+	}
+	d, err := app.OpenMigrated(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	keys, err := d.ListKeys(ctx, *org)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tENDS WITH\tCREATED\tLAST USED\tREVOKED")
+	t := func(v time.Time) string {
+		if v.IsZero() {
+			return "-"
+		}
+		return v.Format(time.RFC3339)
+	}
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t…%s\t%s\t%s\t%s\n", k.ID, k.Name, strings.Join(k.Scopes, ","), k.Last4, t(k.CreatedAt), t(k.LastUsedAt), t(k.RevokedAt))
+	}
+	return tw.Flush()
+}
+
+func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, db := dbFlags("key revoke", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: switchboard key revoke KEY_ID")
+	}
+	d, err := app.OpenMigrated(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.RevokeKey(ctx, fs.Arg(0), time.Now()); err != nil {
+		return fmt.Errorf("key revoke: %w", err)
+	}
+	fmt.Fprintf(stdout, "revoked %s\n", fs.Arg(0))
+	return nil
+}

@@ -1,0 +1,268 @@
+// Package app wires Switchboard together: database, job queue, telephony
+// providers, services and the HTTP server. Main is what `switchboard serve`
+// runs and what end-to-end tests start on a :0 port.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
+	"switchboard/internal/call"
+	"switchboard/internal/callctl"
+	"switchboard/internal/httpapi"
+	"switchboard/internal/id"
+	"switchboard/internal/jobs"
+	"switchboard/internal/scheduling"
+	"switchboard/internal/store"
+	"switchboard/internal/telephony/sandbox"
+)
+
+// Version is set at build time.
+var Version = "dev"
+
+// Config is everything `serve` can be told.
+type Config struct {
+	Addr      string
+	DB        string
+	PublicURL string
+	RateLimit float64
+	Sandbox   sandbox.Config
+	// StaleCallAge is how long a live call may go without any progress
+	// before housekeeping ends it as lost (its owner died).
+	StaleCallAge time.Duration
+	// JobPoll is how often the job queue looks for due work.
+	JobPoll time.Duration
+	// HousekeepingEvery is the housekeeping interval.
+	HousekeepingEvery time.Duration
+	// ShutdownTimeout bounds graceful shutdown.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig is the configuration of `switchboard serve` with no flags.
+func DefaultConfig() Config {
+	return Config{
+		Addr:              "127.0.0.1:8080",
+		DB:                "sqlite:./data/switchboard.db",
+		RateLimit:         100,
+		StaleCallAge:      time.Duration(assistant.MaxMaxDuration+3600) * time.Second,
+		JobPoll:           200 * time.Millisecond,
+		HousekeepingEvery: 10 * time.Second,
+		ShutdownTimeout:   20 * time.Second,
+	}
+}
+
+// Main is a running server.
+type Main struct {
+	cfg     Config
+	log     *slog.Logger
+	out     io.Writer
+	db      *Database
+	queue   *jobs.Queue
+	sandbox *sandbox.Network
+	api     *httpapi.Server
+	http    *http.Server
+	ln      net.Listener
+	// BootstrapKey is the key printed on the first start, for tests.
+	BootstrapKey string
+	OrgID        string
+}
+
+// Start opens and migrates the database, bootstraps the first organization,
+// starts the job queue and begins serving. out receives the one-time key banner.
+func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Main, error) {
+	m := &Main{cfg: cfg, log: log, out: out}
+	ok := false
+	defer func() {
+		if !ok {
+			m.Close(context.Background())
+		}
+	}()
+	db, err := OpenMigrated(ctx, cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	m.db = db
+	if err := m.bootstrap(ctx); err != nil {
+		return nil, err
+	}
+
+	calls := callctl.New(db, log)
+	m.sandbox = sandbox.New(cfg.Sandbox, calls.HandleEvent, log.With("provider", "sandbox"))
+	calls.AddProvider(m.sandbox)
+	sched := scheduling.New(db, calls, log)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(&callsCollector{db: db, desc: prometheus.NewDesc("switchboard_calls", "Calls by status.", []string{"status"}, nil)})
+
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://" + cfg.Addr
+	}
+	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: assistant.DefaultProviders()},
+		db, calls, sched, log, reg)
+
+	handlers := &jobs.Handlers{
+		DialAttempt: sched.DialAttempt,
+		Every: func(ctx context.Context) error {
+			return m.housekeeping(ctx, calls, sched)
+		},
+	}
+	m.queue, err = db.Queue(handlers, jobs.Config{Poll: cfg.JobPoll, HousekeepingEvery: cfg.HousekeepingEvery, Logger: log.With("component", "jobs")})
+	if err != nil {
+		return nil, err
+	}
+	sched.SetQueue(m.queue)
+	if err := m.queue.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, fmt.Errorf("start job queue: %w", err)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"status":true,"message":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if err := db.Ping(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, `{"status":false,"message":"database unavailable"}`)
+			return
+		}
+		fmt.Fprintln(w, `{"status":true,"message":"ready"}`)
+	})
+	mux.Handle("/", m.api)
+
+	m.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "err", err)
+		}
+	}()
+	log.Info("serving", "addr", m.ln.Addr().String(), "db", db.Kind, "public_url", cfg.PublicURL, "version", Version)
+	ok = true
+	return m, nil
+}
+
+// Addr is the address the server listens on (useful with :0).
+func (m *Main) Addr() string { return m.ln.Addr().String() }
+
+// URL is http://Addr.
+func (m *Main) URL() string { return "http://" + m.Addr() }
+
+// DB is the open database (for tests and the CLI).
+func (m *Main) DB() *Database { return m.db }
+
+func (m *Main) bootstrap(ctx context.Context) error {
+	now := time.Now().UTC()
+	org := auth.Org{ID: id.New(id.Org), Name: "default", CreatedAt: now}
+	key, secret := auth.NewKey(org.ID, "bootstrap", auth.AllScopes, now)
+	created, err := m.db.Bootstrap(ctx, org, key)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if !created {
+		return nil
+	}
+	m.BootstrapKey, m.OrgID = secret, org.ID
+	fmt.Fprintf(m.out, "\n"+
+		"==================== Switchboard first start ====================\n"+
+		"Created organization \"default\" (%s) and an API key with every scope.\n"+
+		"It is shown ONCE; store it now. Send it in the X-API-Key header.\n\n"+
+		"  API key: %s\n\n"+
+		"Scopes: %s\n"+
+		"=================================================================\n\n",
+		org.ID, secret, strings.Join(auth.AllScopes, ","))
+	return nil
+}
+
+func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *scheduling.Service) error {
+	var errs []error
+	if n, err := sched.Sweep(ctx); err != nil {
+		errs = append(errs, err)
+	} else if n > 0 {
+		m.log.Info("enqueued forgotten attempts", "count", n)
+	}
+	if n, err := calls.EndStale(ctx, m.cfg.StaleCallAge); err != nil {
+		errs = append(errs, err)
+	} else if n > 0 {
+		m.log.Warn("ended lost calls", "count", n)
+	}
+	if err := m.db.PurgeIdempotency(ctx, time.Now().Add(-24*time.Hour)); err != nil {
+		errs = append(errs, err)
+	}
+	m.api.FlushUsage(ctx)
+	return errors.Join(errs...)
+}
+
+// Close shuts down gracefully: stop taking requests, let running jobs and
+// requests finish, end live calls, flush, close the database.
+func (m *Main) Close(ctx context.Context) error {
+	timeout := m.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var errs []error
+	if m.http != nil {
+		errs = append(errs, m.http.Shutdown(ctx))
+	}
+	if m.queue != nil {
+		errs = append(errs, m.queue.Stop(ctx))
+	}
+	if m.sandbox != nil {
+		errs = append(errs, m.sandbox.Close())
+	}
+	if m.api != nil {
+		m.api.Close()
+	}
+	if m.db != nil {
+		errs = append(errs, m.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// callsCollector reports calls by status from the per-status totals.
+type callsCollector struct {
+	db   *Database
+	desc *prometheus.Desc
+}
+
+func (c *callsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *callsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cc, ok := c.db.Store.(store.Counter)
+	if !ok {
+		return
+	}
+	counts, err := cc.CallCounts(ctx)
+	if err != nil {
+		return
+	}
+	for st := call.Queued; st <= call.Ended; st++ {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), st.Text())
+	}
+}

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"switchboard/internal/jobs"
+	"switchboard/internal/store"
+	"switchboard/internal/store/postgres"
+	"switchboard/internal/store/sqlite"
+)
+
+// Database is an open store of either kind, with what the job queue needs.
+type Database struct {
+	store.Store
+	// Kind is "sqlite" or "postgres".
+	Kind string
+	lite *sqlite.DB
+	pg   *postgres.DB
+}
+
+// OpenDatabase opens the database named by url: "sqlite:PATH" (or a path
+// ending in .db) or "postgres://…"/"postgresql://…".
+func OpenDatabase(ctx context.Context, url string) (*Database, error) {
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		db, err := postgres.Open(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		return &Database{Store: db, Kind: "postgres", pg: db}, nil
+	case strings.HasPrefix(url, "sqlite:"):
+		db, err := sqlite.Open(ctx, strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//"))
+		if err != nil {
+			return nil, err
+		}
+		return &Database{Store: db, Kind: "sqlite", lite: db}, nil
+	}
+	return nil, fmt.Errorf("--db %q: want sqlite:PATH or postgres://…", url)
+}
+
+// Migrate brings the schema and the job queue's tables up to date.
+func (d *Database) Migrate(ctx context.Context) error {
+	if d.pg != nil {
+		if err := d.pg.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		return jobs.MigratePostgres(ctx, d.pg.Pool)
+	}
+	if err := d.lite.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return jobs.MigrateSQLite(ctx, d.lite.Writer)
+}
+
+// Queue makes the job queue over this database.
+func (d *Database) Queue(h *jobs.Handlers, cfg jobs.Config) (*jobs.Queue, error) {
+	if d.pg != nil {
+		return jobs.NewPostgres(d.pg.Pool, h, cfg)
+	}
+	return jobs.NewSQLite(d.lite.Writer, h, cfg)
+}
+
+// OpenMigrated opens and migrates; the CLI's commands all start here.
+func OpenMigrated(ctx context.Context, url string) (*Database, error) {
+	db, err := OpenDatabase(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}

@@ -1,0 +1,172 @@
+// Package assistant is the configuration of a voice assistant: what it says
+// first, how it thinks (a model or a scripted flow), how it hears and speaks,
+// when it hangs up and how its calls are analysed.
+package assistant
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"switchboard/internal/apperr"
+)
+
+// Assistant is one organization's assistant. The JSON form is the API's and
+// the stored configuration's.
+type Assistant struct {
+	ID                    string          `json:"id"`
+	OrgID                 string          `json:"-"`
+	Name                  string          `json:"name"`
+	FirstMessage          string          `json:"firstMessage"`
+	SystemPrompt          string          `json:"systemPrompt"`
+	Language              string          `json:"language"`
+	Voice                 Voice           `json:"voice"`
+	Transcriber           Transcriber     `json:"transcriber"`
+	Model                 Model           `json:"model"`
+	Flow                  json.RawMessage `json:"flow"`
+	EndCallPhrases        []string        `json:"endCallPhrases"`
+	MaxDurationSeconds    int             `json:"maxDurationSeconds"`
+	SilenceTimeoutSeconds int             `json:"silenceTimeoutSeconds"`
+	AnalysisPlan          AnalysisPlan    `json:"analysisPlan"`
+	CreatedAt             time.Time       `json:"createdAt"`
+	UpdatedAt             time.Time       `json:"updatedAt"`
+}
+
+// Voice is the text-to-speech choice.
+type Voice struct {
+	Provider string `json:"provider"`
+	VoiceID  string `json:"voiceId"`
+}
+
+// Transcriber is the speech-to-text choice.
+type Transcriber struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Language string `json:"language"`
+}
+
+// Model is the reply engine: a language model, or "flow" for the assistant's scripted flow.
+type Model struct {
+	Provider    string   `json:"provider"`
+	Model       string   `json:"model"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"maxTokens,omitempty"`
+}
+
+// AnalysisPlan says how a finished call is analysed.
+type AnalysisPlan struct {
+	SummaryPrompt           string          `json:"summaryPrompt"`
+	SuccessEvaluationRubric string          `json:"successEvaluationRubric"`
+	StructuredDataSchema    json.RawMessage `json:"structuredDataSchema"`
+}
+
+// Bounds and defaults of the numeric settings (Vapi's, so users meet no surprise).
+const (
+	DefaultMaxDuration    = 600
+	MinMaxDuration        = 10
+	MaxMaxDuration        = 43200
+	DefaultSilenceTimeout = 30
+	MinSilenceTimeout     = 5
+	MaxSilenceTimeout     = 3600
+	MaxNameLen            = 200
+	MaxTextLen            = 20000
+	MaxEndCallPhrases     = 50
+)
+
+// Providers lists what the server has configured, by role. An assistant may
+// only name providers listed here.
+type Providers struct {
+	Model       []string
+	Voice       []string
+	Transcriber []string
+}
+
+// DefaultProviders is what every server has: scripted flows and the local
+// offline speech engines.
+func DefaultProviders() Providers {
+	return Providers{Model: []string{"flow"}, Voice: []string{"local"}, Transcriber: []string{"local"}}
+}
+
+// Defaults returns a new assistant's settings before the request's fields apply.
+func Defaults(p Providers) Assistant {
+	return Assistant{
+		Language:              "en-US",
+		Voice:                 Voice{Provider: first(p.Voice)},
+		Transcriber:           Transcriber{Provider: first(p.Transcriber)},
+		Model:                 Model{Provider: "flow"},
+		EndCallPhrases:        []string{},
+		MaxDurationSeconds:    DefaultMaxDuration,
+		SilenceTimeoutSeconds: DefaultSilenceTimeout,
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// Validate checks the whole assistant against the bounds and the configured providers.
+func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
+	if strings.TrimSpace(a.Name) == "" {
+		f.Add("name", "is required and must not be blank")
+	} else if len(a.Name) > MaxNameLen {
+		f.Add("name", "must be at most %d bytes", MaxNameLen)
+	}
+	for field, v := range map[string]string{"firstMessage": a.FirstMessage, "systemPrompt": a.SystemPrompt} {
+		if len(v) > MaxTextLen {
+			f.Add(field, "must be at most %d bytes", MaxTextLen)
+		}
+	}
+	if a.Language == "" || len(a.Language) > 35 {
+		f.Add("language", "must be a BCP 47 language tag such as en-US")
+	}
+	checkProvider(f, "model.provider", a.Model.Provider, p.Model)
+	checkProvider(f, "voice.provider", a.Voice.Provider, p.Voice)
+	checkProvider(f, "transcriber.provider", a.Transcriber.Provider, p.Transcriber)
+	if a.Model.Provider != "flow" && a.Model.Provider != "" && a.Model.Model == "" {
+		f.Add("model.model", "is required for provider %q", a.Model.Provider)
+	}
+	if t := a.Model.Temperature; t != nil && (*t < 0 || *t > 2) {
+		f.Add("model.temperature", "must be between 0 and 2")
+	}
+	if a.Model.MaxTokens < 0 {
+		f.Add("model.maxTokens", "must not be negative")
+	}
+	if len(a.Flow) > 0 && string(a.Flow) != "null" && a.Flow[0] != '{' {
+		f.Add("flow", "must be an object")
+	}
+	if a.Model.Provider == "flow" && (len(a.Flow) == 0 || string(a.Flow) == "null") && a.FirstMessage == "" {
+		f.Add("flow", "is required when model.provider is \"flow\" and there is no firstMessage")
+	}
+	if len(a.EndCallPhrases) > MaxEndCallPhrases {
+		f.Add("endCallPhrases", "must hold at most %d phrases", MaxEndCallPhrases)
+	}
+	for i, ph := range a.EndCallPhrases {
+		if strings.TrimSpace(ph) == "" || len(ph) > 200 {
+			f.Add("endCallPhrases["+itoa(i)+"]", "must be a non-blank phrase of at most 200 bytes")
+		}
+	}
+	if a.MaxDurationSeconds < MinMaxDuration || a.MaxDurationSeconds > MaxMaxDuration {
+		f.Add("maxDurationSeconds", "must be between %d and %d", MinMaxDuration, MaxMaxDuration)
+	}
+	if a.SilenceTimeoutSeconds < MinSilenceTimeout || a.SilenceTimeoutSeconds > MaxSilenceTimeout {
+		f.Add("silenceTimeoutSeconds", "must be between %d and %d", MinSilenceTimeout, MaxSilenceTimeout)
+	}
+	if s := a.AnalysisPlan.StructuredDataSchema; len(s) > 0 && string(s) != "null" && s[0] != '{' {
+		f.Add("analysisPlan.structuredDataSchema", "must be a JSON Schema object")
+	}
+}
+
+func checkProvider(f *apperr.Fields, field, name string, configured []string) {
+	if !slices.Contains(configured, name) {
+		f.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(configured, ", "))
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}

@@ -1,0 +1,187 @@
+// Package call is the call record and its lifecycle. Every status change of
+// every call goes through Call.Transition, which enforces the table in
+// docs/api.md ("Call lifecycle"); nothing else writes Status.
+package call
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status is the contract's integer call status.
+type Status int
+
+// The contract's call statuses.
+const (
+	Queued     Status = 0
+	Ringing    Status = 1
+	InProgress Status = 2
+	Ended      Status = 3
+)
+
+// Text is the status's name as shown in statusText.
+func (s Status) Text() string {
+	switch s {
+	case Queued:
+		return "queued"
+	case Ringing:
+		return "ringing"
+	case InProgress:
+		return "in-progress"
+	case Ended:
+		return "ended"
+	}
+	return "unknown"
+}
+
+// ParseStatus accepts the integer or the statusText name.
+func ParseStatus(s string) (Status, bool) {
+	for st := Queued; st <= Ended; st++ {
+		if s == st.Text() || s == fmt.Sprint(int(st)) {
+			return st, true
+		}
+	}
+	return 0, false
+}
+
+// Type is the channel of a call.
+type Type string
+
+// Call types.
+const (
+	Web   Type = "web"
+	Phone Type = "phone"
+)
+
+// Outcome says how an ended call went.
+type Outcome string
+
+// Outcomes of an ended call.
+const (
+	Completed Outcome = "completed"
+	Busy      Outcome = "busy"
+	NoAnswer  Outcome = "no-answer"
+	Voicemail Outcome = "voicemail"
+	Failed    Outcome = "failed"
+	Canceled  Outcome = "canceled"
+)
+
+// ValidOutcome reports whether o is one of the outcomes above.
+func ValidOutcome(o Outcome) bool {
+	switch o {
+	case Completed, Busy, NoAnswer, Voicemail, Failed, Canceled:
+		return true
+	}
+	return false
+}
+
+// Ended reasons, namespaced by who or what ended the call.
+const (
+	ReasonCustomerEnded        = "customer-ended-call"
+	ReasonCustomerBusy         = "customer-busy"
+	ReasonCustomerNoAnswer     = "customer-did-not-answer"
+	ReasonCustomerVoicemail    = "customer-voicemail"
+	ReasonAssistantEnded       = "assistant-ended-call"
+	ReasonProviderFailed       = "provider-failed"
+	ReasonProviderUnavailable  = "provider-unavailable"
+	ReasonClientNeverConnected = "client-never-connected"
+	ReasonSystemShutdown       = "system-shutdown"
+	ReasonSystemCallLost       = "system-call-lost"
+	ReasonScheduleCanceled     = "schedule-canceled"
+)
+
+// Call is the record of one conversation attempt over one channel.
+type Call struct {
+	ID          string
+	OrgID       string
+	Type        Type
+	Status      Status
+	AssistantID string
+	// Phone calls only.
+	PurchaseID string
+	From       string
+	To         string
+	Provider   string
+	// AttemptID links a call placed by a schedule to its attempt.
+	AttemptID string
+
+	Outcome     Outcome
+	EndedReason string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	StartedAt   time.Time // when the conversation began (answered/connected)
+	EndedAt     time.Time
+}
+
+// DurationSeconds is the talk time: from start to end, 0 if it never started.
+func (c *Call) DurationSeconds() float64 {
+	if c.StartedAt.IsZero() || c.EndedAt.IsZero() {
+		return 0
+	}
+	return c.EndedAt.Sub(c.StartedAt).Round(time.Millisecond).Seconds()
+}
+
+// transitions is the lifecycle table: from → allowed next statuses.
+// A web call skips Ringing; any live call may end.
+var transitions = map[Status][]Status{
+	Queued:     {Ringing, InProgress, Ended},
+	Ringing:    {InProgress, Ended},
+	InProgress: {Ended},
+	Ended:      {},
+}
+
+// Transitions returns the lifecycle table, for docs and tests.
+func Transitions() map[Status][]Status {
+	out := make(map[Status][]Status, len(transitions))
+	for k, v := range transitions {
+		out[k] = append([]Status(nil), v...)
+	}
+	return out
+}
+
+// ErrTransition is returned for a status change the lifecycle forbids.
+type ErrTransition struct {
+	From, To Status
+}
+
+func (e *ErrTransition) Error() string {
+	return fmt.Sprintf("call: cannot go from %s to %s", e.From.Text(), e.To.Text())
+}
+
+// Change is what a transition sets besides the status.
+type Change struct {
+	To      Status
+	At      time.Time
+	Outcome Outcome // required when To is Ended
+	Reason  string  // required when To is Ended
+}
+
+// Transition applies ch to c if the lifecycle allows it. It is the only
+// code that changes Status, StartedAt, EndedAt, Outcome and EndedReason.
+func (c *Call) Transition(ch Change) error {
+	allowed := false
+	for _, s := range transitions[c.Status] {
+		if s == ch.To {
+			allowed = true
+			break
+		}
+	}
+	if !allowed {
+		return &ErrTransition{From: c.Status, To: ch.To}
+	}
+	if ch.To == Ended && (!ValidOutcome(ch.Outcome) || ch.Reason == "") {
+		return fmt.Errorf("call: ending needs an outcome and a reason, got %q/%q", ch.Outcome, ch.Reason)
+	}
+	at := ch.At.UTC()
+	switch ch.To {
+	case InProgress:
+		c.StartedAt = at
+	case Ended:
+		c.EndedAt = at
+		c.Outcome = ch.Outcome
+		c.EndedReason = ch.Reason
+	}
+	c.Status = ch.To
+	c.UpdatedAt = at
+	return nil
+}

@@ -1,0 +1,215 @@
+// Package callctl is call control: it creates web and phone calls, hands
+// phone calls to their provider, and turns provider events into lifecycle
+// transitions (through call.Call.Transition, the one state machine).
+package callctl
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
+	"switchboard/internal/phone"
+	"switchboard/internal/store"
+	"switchboard/internal/telephony"
+)
+
+// Service places calls and follows them to their end.
+type Service struct {
+	store     store.Store
+	providers map[string]telephony.Provider
+	log       *slog.Logger
+	now       func() time.Time
+
+	mu      sync.Mutex
+	hangups map[string]string // call id → reason asked for, until its Ended event
+}
+
+// New returns a Service. Providers are added with AddProvider before use.
+func New(st store.Store, log *slog.Logger) *Service {
+	return &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: time.Now, hangups: map[string]string{}}
+}
+
+// AddProvider registers a telephony provider under its name.
+func (s *Service) AddProvider(p telephony.Provider) { s.providers[p.Name()] = p }
+
+// Provider returns the named provider.
+func (s *Service) Provider(name string) (telephony.Provider, bool) {
+	p, ok := s.providers[name]
+	return p, ok
+}
+
+// ProviderNames lists the configured providers.
+func (s *Service) ProviderNames() []string {
+	out := make([]string, 0, len(s.providers))
+	for n := range s.providers {
+		out = append(out, n)
+	}
+	return out
+}
+
+// CreateWebCall creates a queued web call for one of the organization's assistants.
+func (s *Service) CreateWebCall(ctx context.Context, orgID, assistantID string) (call.Call, error) {
+	if _, err := s.store.GetAssistant(ctx, orgID, assistantID); err != nil {
+		if apperr.Is(err, apperr.NotFound) {
+			return call.Call{}, apperr.Invalidf("assistantId", "assistant %s not found", assistantID)
+		}
+		return call.Call{}, err
+	}
+	now := s.now().UTC()
+	c := call.Call{ID: id.New(id.Call), OrgID: orgID, Type: call.Web, Status: call.Queued, AssistantID: assistantID, CreatedAt: now, UpdatedAt: now}
+	return c, s.store.CreateCall(ctx, c)
+}
+
+// PhoneCall asks for one outbound call from a purchased number.
+type PhoneCall struct {
+	OrgID      string
+	PurchaseID string
+	To         string // E.164
+	Provider   string // must match the purchase's provider when set
+	AttemptID  string // set by the scheduler
+}
+
+// PlacePhoneCall stores the call and hands it to the provider. A provider
+// that refuses the call ends it as failed; the call is returned either way.
+func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call, error) {
+	p, err := s.store.GetPurchase(ctx, req.OrgID, req.PurchaseID)
+	if err != nil {
+		return call.Call{}, err
+	}
+	if err := CanPlace(p, req.Provider); err != nil {
+		return call.Call{}, err
+	}
+	prov, ok := s.providers[p.Provider]
+	if !ok {
+		return call.Call{}, apperr.New(apperr.Unavailable, "provider %q of this number is not configured on this server", p.Provider)
+	}
+	now := s.now().UTC()
+	c := call.Call{
+		ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Phone, Status: call.Queued,
+		AssistantID: p.OutboundAssistantID, PurchaseID: p.ID, From: p.Number, To: req.To, Provider: p.Provider,
+		AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.store.CreateCall(ctx, c); err != nil {
+		return call.Call{}, err
+	}
+	if err := prov.Place(ctx, telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To}); err != nil {
+		s.log.Warn("provider refused call", "call_id", c.ID, "provider", p.Provider, "err", err)
+		ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonProviderFailed})
+		if terr != nil {
+			return c, terr
+		}
+		return ended, nil
+	}
+	return c, nil
+}
+
+// CanPlace reports whether calls may be placed from p with the named provider.
+func CanPlace(p phone.Purchase, provider string) error {
+	if provider != "" && provider != p.Provider {
+		return apperr.Invalidf("provider", "number %s is served by provider %q, not %q", p.Number, p.Provider, provider)
+	}
+	if p.OutboundAssistantID == "" {
+		return apperr.Invalidf("phone_purchase_id", "number %s has no outbound assistant allocated; allocate one with POST /v1/phone/allocate-assistant", p.Number)
+	}
+	return nil
+}
+
+// Hangup ends a live phone call with the given reason.
+func (s *Service) Hangup(ctx context.Context, c call.Call, reason string) error {
+	prov, ok := s.providers[c.Provider]
+	if !ok || c.Type != call.Phone {
+		_, err := s.transition(ctx, c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Canceled, Reason: reason})
+		return err
+	}
+	s.mu.Lock()
+	s.hangups[c.ID] = reason
+	s.mu.Unlock()
+	return prov.Hangup(ctx, c.ID)
+}
+
+// HandleEvent is the telephony.EventSink of every provider.
+func (s *Service) HandleEvent(ev telephony.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ch := call.Change{At: ev.At}
+	switch ev.Kind {
+	case telephony.Ringing:
+		ch.To = call.Ringing
+	case telephony.Answered:
+		ch.To = call.InProgress
+	case telephony.Ended:
+		ch.To, ch.Outcome, ch.Reason = call.Ended, call.Outcome(ev.Outcome), ev.Reason
+		s.mu.Lock()
+		if r, ok := s.hangups[ev.CallID]; ok {
+			delete(s.hangups, ev.CallID)
+			if ch.Reason == "" {
+				ch.Reason = r
+			}
+		}
+		s.mu.Unlock()
+		if ch.Reason == "" {
+			ch.Reason = call.ReasonAssistantEnded
+		}
+	default:
+		return
+	}
+	if _, err := s.transition(ctx, ev.CallID, ch); err != nil {
+		s.log.Error("provider event not applied", "call_id", ev.CallID, "event", ev.Kind.String(), "err", err)
+	}
+}
+
+// transition applies ch to the stored call, retrying when the call changed
+// concurrently. A transition the lifecycle forbids is logged and skipped
+// (providers may report late or twice).
+func (s *Service) transition(ctx context.Context, callID string, ch call.Change) (call.Call, error) {
+	for range 5 {
+		c, err := s.store.GetCallAnyOrg(ctx, callID)
+		if err != nil {
+			return c, err
+		}
+		prev := c.Status
+		if err := c.Transition(ch); err != nil {
+			var te *call.ErrTransition
+			if errors.As(err, &te) {
+				s.log.Debug("transition skipped", "call_id", callID, "from", te.From.Text(), "to", te.To.Text())
+				return c, nil
+			}
+			return c, err
+		}
+		err = s.store.UpdateCall(ctx, c, prev)
+		if err == nil {
+			return c, nil
+		}
+		if !apperr.Is(err, apperr.Conflict) {
+			return c, err
+		}
+	}
+	return call.Call{}, apperr.New(apperr.Conflict, "call %s keeps changing", callID)
+}
+
+// EndStale ends calls that no provider or gateway has moved for longer than
+// maxAge: their owner died (a restart, a lost provider). Ringing or queued
+// calls end failed, conversations completed; the reason says the call was lost.
+func (s *Service) EndStale(ctx context.Context, maxAge time.Duration) (int, error) {
+	stale, err := s.store.StaleCalls(ctx, s.now().Add(-maxAge), 500)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range stale {
+		outcome := call.Failed
+		if c.Status == call.InProgress {
+			outcome = call.Completed
+		}
+		if _, err := s.transition(ctx, c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: call.ReasonSystemCallLost}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

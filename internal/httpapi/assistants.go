@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/id"
+)
+
+// applyAssistant sets the fields present in o onto a. Absent fields keep
+// their value; null resets a field to its default.
+func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
+	def := assistant.Defaults(s.cfg.Providers)
+	str := func(key string, dst *string, dflt string) {
+		if o.present(key) {
+			*dst = o.str(key, false)
+			if *dst == "" {
+				*dst = dflt
+			}
+		}
+	}
+	integer := func(key string, dst *int, dflt int) {
+		if o.present(key) {
+			*dst = o.integer(key, false, dflt)
+		}
+	}
+	str("name", &a.Name, "")
+	str("firstMessage", &a.FirstMessage, "")
+	str("systemPrompt", &a.SystemPrompt, "")
+	str("language", &a.Language, def.Language)
+	if o.present("voice") {
+		a.Voice = def.Voice
+		if c := o.child("voice"); c != nil {
+			str2 := func(k string, dst *string, d string) {
+				if v := c.str(k, false); v != "" {
+					*dst = v
+				} else {
+					*dst = d
+				}
+			}
+			str2("provider", &a.Voice.Provider, def.Voice.Provider)
+			str2("voiceId", &a.Voice.VoiceID, "")
+			c.done()
+		}
+	}
+	if o.present("transcriber") {
+		a.Transcriber = def.Transcriber
+		if c := o.child("transcriber"); c != nil {
+			if v := c.str("provider", false); v != "" {
+				a.Transcriber.Provider = v
+			}
+			a.Transcriber.Model = c.str("model", false)
+			a.Transcriber.Language = c.str("language", false)
+			c.done()
+		}
+	}
+	if o.present("model") {
+		a.Model = def.Model
+		if c := o.child("model"); c != nil {
+			a.Model.Provider = c.str("provider", true)
+			a.Model.Model = c.str("model", false)
+			a.Model.Temperature = c.number("temperature")
+			a.Model.MaxTokens = c.integer("maxTokens", false, 0)
+			c.done()
+		}
+	}
+	if o.present("flow") {
+		a.Flow = o.rawObject("flow")
+	}
+	if o.present("endCallPhrases") {
+		a.EndCallPhrases = o.strings("endCallPhrases", false)
+		if a.EndCallPhrases == nil {
+			a.EndCallPhrases = []string{}
+		}
+	}
+	integer("maxDurationSeconds", &a.MaxDurationSeconds, def.MaxDurationSeconds)
+	integer("silenceTimeoutSeconds", &a.SilenceTimeoutSeconds, def.SilenceTimeoutSeconds)
+	if o.present("analysisPlan") {
+		a.AnalysisPlan = assistant.AnalysisPlan{}
+		if c := o.child("analysisPlan"); c != nil {
+			a.AnalysisPlan.SummaryPrompt = c.str("summaryPrompt", false)
+			a.AnalysisPlan.SuccessEvaluationRubric = c.str("successEvaluationRubric", false)
+			a.AnalysisPlan.StructuredDataSchema = c.rawObject("structuredDataSchema")
+			c.done()
+		}
+	}
+	o.done()
+}
+
+func (s *Server) createAssistant(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	a := assistant.Defaults(s.cfg.Providers)
+	if !o.present("name") {
+		o.errs.Add("name", "is required")
+	}
+	s.applyAssistant(o, &a)
+	if len(*o.errs) == 0 {
+		a.Validate(s.cfg.Providers, o.errs)
+	}
+	if err := o.errs.Err(); err != nil {
+		return response{}, err
+	}
+	now := s.now().UTC()
+	a.ID, a.OrgID, a.CreatedAt, a.UpdatedAt = id.New(id.Assistant), r.orgID, now, now
+	if err := s.store.CreateAssistant(ctx, a); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusCreated, "assistant created", a), nil
+}
+
+func (s *Server) listAssistants(ctx context.Context, r *request) (response, error) {
+	q := newQuery(r.URL.Query(), "page", "pageSize")
+	pg := q.page()
+	if err := q.errs.Err(); err != nil {
+		return response{}, err
+	}
+	list, total, err := s.store.ListAssistants(ctx, r.orgID, pg)
+	if err != nil {
+		return response{}, err
+	}
+	resp := ok(http.StatusOK, "assistants", list)
+	resp.body.Pagination = pageOf(pg, total)
+	return resp, nil
+}
+
+func (s *Server) getAssistant(ctx context.Context, r *request) (response, error) {
+	a, err := s.store.GetAssistant(ctx, r.orgID, r.PathValue("id"))
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "assistant", a), nil
+}
+
+func (s *Server) updateAssistant(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	a, err := s.store.GetAssistant(ctx, r.orgID, r.PathValue("id"))
+	if err != nil {
+		return response{}, err
+	}
+	s.applyAssistant(o, &a)
+	if len(*o.errs) == 0 {
+		a.Validate(s.cfg.Providers, o.errs)
+	}
+	if err := o.errs.Err(); err != nil {
+		return response{}, err
+	}
+	a.UpdatedAt = s.now().UTC()
+	if err := s.store.UpdateAssistant(ctx, a); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "assistant updated", a), nil
+}
+
+func (s *Server) deleteAssistant(ctx context.Context, r *request) (response, error) {
+	if err := s.store.DeleteAssistant(ctx, r.orgID, r.PathValue("id")); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "assistant deleted", nil), nil
+}

@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/callctl"
+	"switchboard/internal/id"
+	"switchboard/internal/phone"
+	"switchboard/internal/store"
+)
+
+// GatewayPath is the websocket path of web calls.
+const GatewayPath = "/new-web-call/connection"
+
+func (s *Server) listCalls(ctx context.Context, r *request) (response, error) {
+	q := newQuery(r.URL.Query(), "page", "pageSize", "type", "status", "createdAfter", "createdBefore")
+	f := store.CallFilter{Page: q.page()}
+	if t := q.v.Get("type"); t != "" {
+		if t != string(call.Web) && t != string(call.Phone) {
+			q.errs.Add("type", "must be web or phone")
+		}
+		f.Type = call.Type(t)
+	}
+	if st := q.v.Get("status"); st != "" {
+		v, ok := call.ParseStatus(st)
+		if !ok {
+			q.errs.Add("status", "must be 0-3 or one of queued, ringing, in-progress, ended")
+		}
+		f.Status = &v
+	}
+	f.CreatedAfter, f.CreatedBefore = q.time("createdAfter"), q.time("createdBefore")
+	if err := q.errs.Err(); err != nil {
+		return response{}, err
+	}
+	calls, total, err := s.store.ListCalls(ctx, r.orgID, f)
+	if err != nil {
+		return response{}, err
+	}
+	views := make([]callView, len(calls))
+	for i, c := range calls {
+		views[i] = viewCall(c)
+	}
+	resp := ok(http.StatusOK, "calls", views)
+	resp.body.Pagination = pageOf(f.Page, total)
+	return resp, nil
+}
+
+func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	assistantID := o.str("assistantId", true)
+	typ := o.str("type", false)
+	o.done()
+	if typ != "" && typ != string(call.Web) {
+		o.errs.Add("type", "unsupported type %q: only web is accepted here; place phone calls with POST /v1/calls/phone/initiate", typ)
+	}
+	if err := o.errs.Err(); err != nil {
+		return response{}, err
+	}
+	c, err := s.calls.CreateWebCall(ctx, r.orgID, assistantID)
+	if err != nil {
+		return response{}, err
+	}
+	resp := ok(http.StatusCreated, "web call created; connect a websocket to gateway.url", nil)
+	resp.body.CallID = c.ID
+	resp.body.Gateway = &gateway{Transport: "websocket", Path: GatewayPath, URL: s.gatewayURL(c)}
+	return resp, nil
+}
+
+// gatewayURL is {ws_base_url}/new-web-call/connection?assistant_id=…&call_id=….
+func (s *Server) gatewayURL(c call.Call) string {
+	base := strings.TrimRight(s.cfg.PublicURL, "/")
+	switch {
+	case strings.HasPrefix(base, "https://"):
+		base = "wss://" + strings.TrimPrefix(base, "https://")
+	case strings.HasPrefix(base, "http://"):
+		base = "ws://" + strings.TrimPrefix(base, "http://")
+	}
+	return base + GatewayPath + "?assistant_id=" + url.QueryEscape(c.AssistantID) + "&call_id=" + url.QueryEscape(c.ID)
+}
+
+func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	pid := o.str("phone_purchase_id", true)
+	to := o.str("phoneNumber", true)
+	provider := o.str("provider", false)
+	o.done()
+	if to != "" {
+		n, err := phone.NormalizeE164(to)
+		if err != nil {
+			o.errs.Add("phoneNumber", "%s", err.Error())
+		}
+		to = n
+	}
+	if provider != "" {
+		if _, ok := s.calls.Provider(provider); !ok {
+			o.errs.Add("provider", "unknown provider %q; this server has: %s", provider, strings.Join(s.calls.ProviderNames(), ", "))
+		}
+	}
+	if err := o.errs.Err(); err != nil {
+		return response{}, err
+	}
+	c, err := s.calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: r.orgID, PurchaseID: pid, To: to, Provider: provider})
+	if err != nil {
+		return response{}, err
+	}
+	resp := ok(http.StatusCreated, "phone call initiated", viewCall(c))
+	resp.body.CallID = c.ID
+	return resp, nil
+}
+
+// ownCall reads the path's call, 404 for ids that cannot exist.
+func (s *Server) ownCall(ctx context.Context, r *request) (call.Call, error) {
+	cid := r.PathValue("id")
+	if !id.Valid(id.Call, cid) {
+		return call.Call{}, apperr.NotFoundf("call not found")
+	}
+	return s.store.GetCall(ctx, r.orgID, cid)
+}
+
+func (s *Server) getCall(ctx context.Context, r *request) (response, error) {
+	c, err := s.ownCall(ctx, r)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "call", viewCall(c)), nil
+}
+
+func (s *Server) getTranscripts(ctx context.Context, r *request) (response, error) {
+	if _, err := s.ownCall(ctx, r); err != nil {
+		return response{}, err
+	}
+	// Turns are recorded by the conversation engine; a call without a
+	// conversation has none.
+	return ok(http.StatusOK, "transcript", []any{}), nil
+}
+
+type analysisView struct {
+	CallID string `json:"callId"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func (s *Server) getAnalysis(ctx context.Context, r *request) (response, error) {
+	c, err := s.ownCall(ctx, r)
+	if err != nil {
+		return response{}, err
+	}
+	v := analysisView{CallID: c.ID, State: "pending", Reason: "the call has not ended"}
+	if c.Status == call.Ended {
+		v.State, v.Reason = "skipped", "no conversation was recorded for this call"
+	}
+	return ok(http.StatusOK, "analysis", v), nil
+}

@@ -1,0 +1,367 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/id"
+	"switchboard/internal/phone"
+	"switchboard/internal/telephony"
+)
+
+// MaxContactsPerRequest bounds one contacts upload.
+const MaxContactsPerRequest = 10000
+
+func (s *Server) listNumbers(ctx context.Context, r *request) (response, error) {
+	q := newQuery(r.URL.Query(), "provider")
+	prov := q.v.Get("provider")
+	names := s.calls.ProviderNames()
+	slices.Sort(names)
+	if prov != "" {
+		if !slices.Contains(names, prov) {
+			q.errs.Add("provider", "unknown provider %q; this server has: %s", prov, strings.Join(names, ", "))
+		}
+		names = []string{prov}
+	}
+	if err := q.errs.Err(); err != nil {
+		return response{}, err
+	}
+	out := []telephony.Number{}
+	for _, n := range names {
+		p, _ := s.calls.Provider(n)
+		inv, err := p.Inventory(ctx)
+		if err != nil {
+			return response{}, apperr.Wrap(apperr.Unavailable, err, "provider %s did not list its numbers", n)
+		}
+		held, err := s.store.HeldNumbers(ctx, n)
+		if err != nil {
+			return response{}, err
+		}
+		for _, num := range inv {
+			if !held[num.Number] {
+				out = append(out, num)
+			}
+		}
+	}
+	return ok(http.StatusOK, "available numbers", out), nil
+}
+
+func (s *Server) listPurchases(ctx context.Context, r *request) (response, error) {
+	if err := newQuery(r.URL.Query()).errs.Err(); err != nil {
+		return response{}, err
+	}
+	ps, err := s.store.ListPurchases(ctx, r.orgID)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "purchased numbers", ps), nil
+}
+
+func (s *Server) createPurchase(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	number := o.str("number", true)
+	provName := o.str("provider", false)
+	o.done()
+	if provName == "" {
+		provName = "sandbox"
+	}
+	if number != "" {
+		n, err := phone.NormalizeE164(number)
+		if err != nil {
+			o.errs.Add("number", "%s", err.Error())
+		}
+		number = n
+	}
+	prov, known := s.calls.Provider(provName)
+	if !known {
+		o.errs.Add("provider", "unknown provider %q; this server has: %s", provName, strings.Join(s.calls.ProviderNames(), ", "))
+	}
+	if err := o.errs.Err(); err != nil {
+		return response{}, err
+	}
+	if err := prov.Purchase(ctx, number); err != nil {
+		if errors.Is(err, telephony.ErrNumberUnavailable) {
+			return response{}, apperr.Invalidf("number", "%s is not offered by provider %s; see GET /v1/phone/numbers", number, provName)
+		}
+		return response{}, apperr.Wrap(apperr.Unavailable, err, "provider %s could not sell the number", provName)
+	}
+	now := s.now().UTC()
+	p := phone.Purchase{ID: id.New(id.Purchase), OrgID: r.orgID, Number: number, Provider: provName, CreatedAt: now, UpdatedAt: now}
+	if err := s.store.CreatePurchase(ctx, p); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusCreated, "number purchased", p), nil
+}
+
+func (s *Server) releasePurchase(ctx context.Context, r *request) (response, error) {
+	pid := r.PathValue("id")
+	p, err := s.store.GetPurchase(ctx, r.orgID, pid)
+	if err != nil {
+		return response{}, err
+	}
+	if err := s.store.ReleasePurchase(ctx, r.orgID, pid, s.now()); err != nil {
+		return response{}, err
+	}
+	if prov, ok := s.calls.Provider(p.Provider); ok {
+		if err := prov.Release(ctx, p.Number); err != nil {
+			s.log.Warn("provider release failed; the number is released here", "number", p.Number, "err", err)
+		}
+	}
+	return ok(http.StatusOK, "number released", p), nil
+}
+
+func (s *Server) listContacts(ctx context.Context, r *request) (response, error) {
+	q := newQuery(r.URL.Query(), "page", "pageSize")
+	pg := q.page()
+	if err := q.errs.Err(); err != nil {
+		return response{}, err
+	}
+	cs, total, err := s.store.ListContacts(ctx, r.orgID, r.PathValue("id"), pg)
+	if err != nil {
+		return response{}, err
+	}
+	resp := ok(http.StatusOK, "contacts", cs)
+	resp.body.Pagination = pageOf(pg, total)
+	return resp, nil
+}
+
+type duplicateView struct {
+	Field       string `json:"field"`
+	PhoneNumber string `json:"phoneNumber"`
+	Message     string `json:"message"`
+}
+
+type contactsAdded struct {
+	Created    []string        `json:"created"`
+	Duplicates []duplicateView `json:"duplicates"`
+}
+
+func (s *Server) addContacts(ctx context.Context, r *request) (response, error) {
+	pid := r.PathValue("id")
+	if _, err := s.store.GetPurchase(ctx, r.orgID, pid); err != nil {
+		return response{}, err
+	}
+	var (
+		cs     []phone.Contact
+		fields []string // the name of each contact in errors
+		err    error
+	)
+	if r.csv {
+		cs, fields, err = contactsFromCSV(r.body)
+	} else {
+		cs, fields, err = contactsFromJSON(r.body)
+	}
+	if err != nil {
+		return response{}, err
+	}
+	now := s.now().UTC()
+	for i := range cs {
+		cs[i].ID, cs[i].CreatedAt = id.New(id.Contact), now
+	}
+	created, dups, err := s.store.AddContacts(ctx, r.orgID, pid, cs)
+	if err != nil {
+		return response{}, err
+	}
+	out := contactsAdded{Created: []string{}, Duplicates: []duplicateView{}}
+	for _, c := range created {
+		out.Created = append(out.Created, c.ID)
+	}
+	for _, i := range dups {
+		out.Duplicates = append(out.Duplicates, duplicateView{Field: fields[i], PhoneNumber: cs[i].PhoneNumber, Message: "number is already a contact of this phone; not added again"})
+	}
+	msg := fmt.Sprintf("%d contact(s) added, %d duplicate(s) skipped", len(out.Created), len(out.Duplicates))
+	return ok(http.StatusCreated, msg, out), nil
+}
+
+// checkContact validates and normalizes one contact; field prefixes its errors.
+func checkContact(c *phone.Contact, field string, errs *apperr.Fields) {
+	if len(c.Name) > 200 {
+		errs.Add(field+"name", "must be at most 200 bytes")
+	}
+	if c.PhoneNumber == "" {
+		if !errs.Has(field + "phoneNumber") {
+			errs.Add(field+"phoneNumber", "is required")
+		}
+	} else if n, err := phone.NormalizeE164(c.PhoneNumber); err != nil {
+		errs.Add(field+"phoneNumber", "%s", err.Error())
+	} else {
+		c.PhoneNumber = n
+	}
+	if c.Timezone != "" {
+		if err := phone.CheckTimezone(c.Timezone); err != nil {
+			errs.Add(field+"timezone", "%s", err.Error())
+		}
+	}
+	if len(c.Metadata) > 16<<10 {
+		errs.Add(field+"metadata", "must be at most 16 KiB")
+	}
+	if len(c.Metadata) == 0 {
+		c.Metadata = json.RawMessage("{}")
+	}
+}
+
+func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
+	o, err := parseObject(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := o.objects("contacts", true)
+	o.done()
+	if len(items) > MaxContactsPerRequest {
+		o.errs.Add("contacts", "must hold at most %d contacts per request", MaxContactsPerRequest)
+		return nil, nil, o.errs.Err()
+	}
+	cs := make([]phone.Contact, 0, len(items))
+	fields := make([]string, 0, len(items))
+	for i, it := range items {
+		field := fmt.Sprintf("contacts[%d].", i)
+		if it == nil {
+			continue
+		}
+		c := phone.Contact{
+			Name:        it.str("name", false),
+			PhoneNumber: it.str("phoneNumber", true),
+			Timezone:    it.str("timezone", false),
+			Metadata:    it.rawObject("metadata"),
+		}
+		it.done()
+		checkContact(&c, field, o.errs)
+		cs = append(cs, c)
+		fields = append(fields, field+"phoneNumber")
+	}
+	if err := o.errs.Err(); err != nil {
+		return nil, nil, err
+	}
+	return cs, fields, nil
+}
+
+// contactsFromCSV reads a header row naming the columns (name, phoneNumber,
+// timezone; any other column goes into metadata as a string).
+func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
+	rd := csv.NewReader(bytes.NewReader(body))
+	rd.FieldsPerRecord = 0
+	header, err := rd.Read()
+	if err != nil {
+		return nil, nil, apperr.Invalidf("body", "must be CSV with a header row naming the columns (name, phoneNumber, timezone, …): %v", err)
+	}
+	col := map[string]int{}
+	var errs apperr.Fields
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		key := strings.ToLower(strings.NewReplacer("_", "", " ", "", "-", "").Replace(h))
+		switch key {
+		case "phonenumber", "phone", "number":
+			key = "phoneNumber"
+		case "name", "timezone":
+		default:
+			key = "meta:" + h
+		}
+		if _, dup := col[key]; dup {
+			errs.Add("header", "column %q appears twice", h)
+		}
+		col[key] = i
+	}
+	if _, ok := col["phoneNumber"]; !ok {
+		errs.Add("header", "needs a phoneNumber column")
+		return nil, nil, errs.Err()
+	}
+	var cs []phone.Contact
+	var fields []string
+	for row := 2; ; row++ {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs.Add(fmt.Sprintf("rows[%d]", row), "is not valid CSV: %v", err)
+			break
+		}
+		if len(cs) >= MaxContactsPerRequest {
+			errs.Add("body", "must hold at most %d contacts per request", MaxContactsPerRequest)
+			break
+		}
+		get := func(k string) string {
+			if i, ok := col[k]; ok && i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		meta := map[string]string{}
+		for k, i := range col {
+			if name, ok := strings.CutPrefix(k, "meta:"); ok && i < len(rec) {
+				meta[name] = rec[i]
+			}
+		}
+		mb, _ := json.Marshal(meta)
+		c := phone.Contact{Name: get("name"), PhoneNumber: get("phoneNumber"), Timezone: get("timezone"), Metadata: mb}
+		field := fmt.Sprintf("rows[%d].", row)
+		checkContact(&c, field, &errs)
+		cs = append(cs, c)
+		fields = append(fields, field+"phoneNumber")
+	}
+	if len(cs) == 0 && len(errs) == 0 {
+		errs.Add("body", "has no contact rows after the header")
+	}
+	if err := errs.Err(); err != nil {
+		return nil, nil, err
+	}
+	return cs, fields, nil
+}
+
+func (s *Server) deleteContact(ctx context.Context, r *request) (response, error) {
+	if err := s.store.DeleteContact(ctx, r.orgID, r.PathValue("id"), r.PathValue("contactId")); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "contact deleted", nil), nil
+}
+
+func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	pid := o.str("id", true)
+	in, inSet := o.str("inboundAssistantId", false), o.present("inboundAssistantId")
+	out, outSet := o.str("outboundAssistantId", false), o.present("outboundAssistantId")
+	msg, msgSet := o.str("message", false), o.present("message")
+	o.done()
+	if !inSet && !outSet && !msgSet {
+		o.errs.Add("inboundAssistantId", "at least one of inboundAssistantId, outboundAssistantId or message is required")
+	}
+	if len(msg) > 2000 {
+		o.errs.Add("message", "must be at most 2000 bytes")
+	}
+	if err := o.errs.Err(); err != nil {
+		return response{}, err
+	}
+	cur, err := s.store.GetPurchase(ctx, r.orgID, pid)
+	if err != nil {
+		return response{}, err
+	}
+	if !inSet {
+		in = cur.InboundAssistantID
+	}
+	if !outSet {
+		out = cur.OutboundAssistantID
+	}
+	if !msgSet {
+		msg = cur.Message
+	}
+	p, err := s.store.AllocateAssistants(ctx, r.orgID, pid, in, out, msg, s.now())
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "assistants allocated", p), nil
+}

@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+
+	"switchboard/internal/apperr"
+)
+
+// statusOf is the one table from error kind to HTTP status.
+var statusOf = map[apperr.Kind]int{
+	apperr.Internal:             http.StatusInternalServerError,
+	apperr.NotFound:             http.StatusNotFound,
+	apperr.Invalid:              http.StatusBadRequest,
+	apperr.Conflict:             http.StatusConflict,
+	apperr.Unauthenticated:      http.StatusUnauthorized,
+	apperr.PermissionDenied:     http.StatusForbidden,
+	apperr.RateLimited:          http.StatusTooManyRequests,
+	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
+	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
+	apperr.MethodNotAllowed:     http.StatusMethodNotAllowed,
+	apperr.Unavailable:          http.StatusServiceUnavailable,
+}
+
+// envelope is every success body: the contract's fields plus pagination and requestId.
+type envelope struct {
+	Status     bool        `json:"status"`
+	Message    string      `json:"message"`
+	ID         string      `json:"id,omitempty"`
+	CallID     string      `json:"callId,omitempty"`
+	Gateway    *gateway    `json:"gateway,omitempty"`
+	Data       any         `json:"data,omitempty"`
+	Pagination *pagination `json:"pagination,omitempty"`
+	RequestID  string      `json:"requestId"`
+}
+
+type pagination struct {
+	Page     int `json:"page"`
+	PageSize int `json:"pageSize"`
+	Total    int `json:"total"`
+}
+
+type gateway struct {
+	Transport string `json:"transport"`
+	Path      string `json:"path"`
+	URL       string `json:"url"`
+}
+
+// errorBody is every error body.
+type errorBody struct {
+	Status    bool      `json:"status"`
+	Message   string    `json:"message"`
+	Error     errorInfo `json:"error"`
+	RequestID string    `json:"requestId"`
+}
+
+type errorInfo struct {
+	Code   string              `json:"code"`
+	Fields []apperr.FieldError `json:"fields"`
+}
+
+// response is what a handler returns: a status and an envelope.
+type response struct {
+	status int
+	body   envelope
+	// raw, when set, is sent as it is instead of the envelope.
+	raw []byte
+}
+
+func ok(status int, message string, data any) response {
+	return response{status: status, body: envelope{Status: true, Message: message, Data: data}}
+}
+
+// errorResponse renders err as a status and body; internal details stay in the log.
+func errorResponse(err error, requestID string, log *slog.Logger) (int, []byte, http.Header) {
+	var e *apperr.Error
+	if !errors.As(err, &e) {
+		e = &apperr.Error{Kind: apperr.Internal, Message: "internal server error", Err: err}
+	}
+	status := statusOf[e.Kind]
+	msg := e.Message
+	if e.Kind == apperr.Internal {
+		log.Error("internal error", "request_id", requestID, "err", err)
+		msg = "internal server error; quote requestId " + requestID + " when reporting it"
+	}
+	fields := e.Fields
+	if fields == nil {
+		fields = []apperr.FieldError{}
+	}
+	body, _ := json.Marshal(errorBody{Message: msg, Error: errorInfo{Code: e.ErrorCode(), Fields: fields}, RequestID: requestID})
+	h := http.Header{}
+	if e.Kind == apperr.RateLimited && e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
+	return status, body, h
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte, h http.Header) {
+	for k, v := range h {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
+}

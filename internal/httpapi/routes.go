@@ -1,0 +1,41 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"switchboard/internal/auth"
+)
+
+// table lists every route of the API. The OpenAPI document must describe
+// each one (a test checks).
+func (s *Server) table() []route {
+	return []route{
+		{method: http.MethodGet, path: "/v1/calls", scope: auth.CallsRead, h: s.listCalls},
+		{method: http.MethodPost, path: "/v1/calls/initiate", scope: auth.CallsWrite, body: jsonBody, create: true, h: s.initiateWebCall},
+		{method: http.MethodPost, path: "/v1/calls/phone/initiate", scope: auth.CallsWrite, body: jsonBody, create: true, h: s.initiatePhoneCall},
+		{method: http.MethodGet, path: "/v1/calls/{id}", scope: auth.CallsRead, h: s.getCall},
+		{method: http.MethodGet, path: "/v1/calls/{id}/transcripts", scope: auth.CallsRead, h: s.getTranscripts},
+		{method: http.MethodGet, path: "/v1/calls/{id}/analysis", scope: auth.CallsRead, h: s.getAnalysis},
+
+		{method: http.MethodGet, path: "/v1/phone/numbers", scope: auth.PhoneRead, h: s.listNumbers},
+		{method: http.MethodGet, path: "/v1/phone/purchases", scope: auth.PhoneRead, h: s.listPurchases},
+		{method: http.MethodPost, path: "/v1/phone/purchases", scope: auth.PhoneWrite, body: jsonBody, create: true, h: s.createPurchase},
+		{method: http.MethodDelete, path: "/v1/phone/purchases/{id}", scope: auth.PhoneWrite, h: s.releasePurchase},
+		{method: http.MethodGet, path: "/v1/phone/contacts/{id}", scope: auth.PhoneRead, h: s.listContacts},
+		{method: http.MethodPost, path: "/v1/phone/contacts/{id}", scope: auth.PhoneWrite, body: jsonOrCSVBody, create: true, h: s.addContacts},
+		{method: http.MethodDelete, path: "/v1/phone/contacts/{id}/{contactId}", scope: auth.PhoneWrite, h: s.deleteContact},
+		{method: http.MethodPost, path: "/v1/phone/allocate-assistant", scope: auth.PhoneWrite, body: jsonBody, h: s.allocateAssistant},
+		{method: http.MethodPost, path: "/v1/phone/schedule-call", scope: auth.PhoneWrite, body: jsonBody, create: true, h: s.scheduleCall},
+		{method: http.MethodGet, path: "/v1/phone/schedules", scope: auth.PhoneRead, h: s.listSchedules},
+		{method: http.MethodGet, path: "/v1/phone/schedules/{id}", scope: auth.PhoneRead, h: s.getSchedule},
+		{method: http.MethodPost, path: "/v1/phone/schedules/{id}/cancel", scope: auth.PhoneWrite, body: optionalJSONBody, h: s.cancelSchedule},
+
+		{method: http.MethodGet, path: "/v1/assistants", scope: auth.AssistantsRead, h: s.listAssistants},
+		{method: http.MethodPost, path: "/v1/assistants", scope: auth.AssistantsWrite, body: jsonBody, create: true, h: s.createAssistant},
+		{method: http.MethodGet, path: "/v1/assistants/{id}", scope: auth.AssistantsRead, h: s.getAssistant},
+		{method: http.MethodPatch, path: "/v1/assistants/{id}", scope: auth.AssistantsWrite, body: jsonBody, h: s.updateAssistant},
+		{method: http.MethodDelete, path: "/v1/assistants/{id}", scope: auth.AssistantsWrite, h: s.deleteAssistant},
+
+		{method: http.MethodGet, path: "/v1/openapi.json", h: s.openAPI},
+	}
+}

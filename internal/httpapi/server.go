@@ -1,0 +1,408 @@
+// Package httpapi is the REST API: routes, authentication, validation and
+// the response envelope. Handlers return (response, error); one adapter turns
+// errors into the error envelope through the table in respond.go.
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
+	"switchboard/internal/callctl"
+	"switchboard/internal/id"
+	"switchboard/internal/scheduling"
+	"switchboard/internal/store"
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 1 << 20
+
+// Config is what the API needs to know about its deployment.
+type Config struct {
+	// PublicURL is the contract's {base_url}; the websocket base is derived from it.
+	PublicURL string
+	// RateLimit is requests per second per key (burst twice that); 0 disables.
+	RateLimit float64
+	Providers assistant.Providers
+}
+
+// Server serves the REST API.
+type Server struct {
+	cfg      Config
+	store    store.Store
+	calls    *callctl.Service
+	sched    *scheduling.Service
+	log      *slog.Logger
+	now      func() time.Time
+	routes   []route
+	mux      *http.ServeMux
+	limiters sync.Map // key id → *rate.Limiter
+	used     *usage
+
+	reqs    *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+}
+
+// New builds the API. reg receives the request metrics.
+func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
+	s := &Server{
+		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: time.Now,
+		used: newUsage(st, log),
+		reqs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_http_requests_total", Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchboard_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route"}),
+	}
+	if reg != nil {
+		reg.MustRegister(s.reqs, s.latency)
+	}
+	s.routes = s.table()
+	s.mux = http.NewServeMux()
+	byPath := map[string][]route{}
+	var order []string
+	for _, rt := range s.routes {
+		if _, ok := byPath[rt.path]; !ok {
+			order = append(order, rt.path)
+		}
+		byPath[rt.path] = append(byPath[rt.path], rt)
+	}
+	for _, p := range order {
+		s.mux.Handle(p, s.dispatch(p, byPath[p]))
+	}
+	s.mux.Handle("/", s.plain("unknown", func(w http.ResponseWriter, r *http.Request, reqID string) string {
+		st, body, h := errorResponse(apperr.NotFoundf("no such endpoint: %s %s", r.Method, r.URL.Path), reqID, s.log)
+		writeRaw(w, st, body, h)
+		return ""
+	}))
+	return s
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Close flushes key usage times.
+func (s *Server) Close() { s.used.flush(context.Background()) }
+
+// FlushUsage writes pending lastUsedAt updates (called periodically).
+func (s *Server) FlushUsage(ctx context.Context) { s.used.flush(ctx) }
+
+// Routes lists method and path of every route, for the OpenAPI check.
+func (s *Server) Routes() [][2]string {
+	out := make([][2]string, len(s.routes))
+	for i, r := range s.routes {
+		out[i] = [2]string{r.method, r.path}
+	}
+	return out
+}
+
+// bodyKind says what body a route takes.
+type bodyKind int
+
+const (
+	noBody bodyKind = iota
+	jsonBody
+	jsonOrCSVBody
+	optionalJSONBody
+)
+
+// route is one operation of the API.
+type route struct {
+	method string
+	path   string // ServeMux pattern without the method
+	scope  string // "" for public routes
+	body   bodyKind
+	// create marks POSTs that create something: Idempotency-Key applies.
+	create bool
+	h      func(ctx context.Context, r *request) (response, error)
+}
+
+// request is what a handler sees.
+type request struct {
+	*http.Request
+	orgID string
+	key   *auth.Key
+	body  []byte
+	csv   bool
+	id    string
+}
+
+// plain wraps a handler with request ids, logging, metrics and panic
+// recovery; h returns the organization id for the log, if it learned one.
+func (s *Server) plain(name string, h func(w http.ResponseWriter, r *http.Request, reqID string) string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqID := id.New(id.Request)
+		sw := &statusWriter{ResponseWriter: w, status: 200}
+		start := time.Now()
+		orgID := ""
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic", "request_id", reqID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				st, body, hd := errorResponse(errors.New("panic"), reqID, s.log)
+				writeRaw(sw, st, body, hd)
+			}
+			s.observe(name, r, sw.status, start, reqID, orgID)
+		}()
+		sw.Header().Set("X-Request-Id", reqID)
+		orgID = h(sw, r, reqID)
+	})
+}
+
+func (s *Server) observe(route string, r *http.Request, status int, start time.Time, reqID, orgID string) {
+	d := time.Since(start)
+	s.reqs.WithLabelValues(route, r.Method, fmt.Sprint(status)).Inc()
+	s.latency.WithLabelValues(route).Observe(d.Seconds())
+	lvl := slog.LevelInfo
+	if status >= 500 {
+		lvl = slog.LevelError
+	}
+	s.log.LogAttrs(r.Context(), lvl, "request",
+		slog.String("request_id", reqID), slog.String("org_id", orgID), slog.String("method", r.Method),
+		slog.String("route", route), slog.String("path", r.URL.Path), slog.Int("status", status),
+		slog.Duration("duration", d))
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// dispatch picks the route for the method (405 otherwise) and runs the pipeline:
+// auth → scope → rate limit → body → idempotency → handler → envelope.
+func (s *Server) dispatch(path string, rs []route) http.Handler {
+	var allow []string
+	for _, rt := range rs {
+		allow = append(allow, rt.method)
+	}
+	allowed := strings.Join(allow, ", ")
+	return s.plain(path, func(w http.ResponseWriter, r *http.Request, reqID string) string {
+		var rt *route
+		for i := range rs {
+			if rs[i].method == r.Method {
+				rt = &rs[i]
+			}
+		}
+		req := &request{Request: r, id: reqID}
+		status, body, h := s.run(rt, req, allowed)
+		if rt == nil {
+			h.Set("Allow", allowed)
+		}
+		writeRaw(w, status, body, h)
+		return req.orgID
+	})
+}
+
+func (s *Server) run(rt *route, req *request, allowed string) (int, []byte, http.Header) {
+	fail := func(err error) (int, []byte, http.Header) { return errorResponse(err, req.id, s.log) }
+	if rt == nil {
+		return fail(apperr.New(apperr.MethodNotAllowed, "method %s is not allowed here; allowed: %s", req.Method, allowed))
+	}
+	ctx := req.Context()
+	if rt.scope != "" {
+		if err := s.authenticate(ctx, req, rt.scope); err != nil {
+			return fail(err)
+		}
+	}
+	if err := s.readBody(req, rt.body); err != nil {
+		return fail(err)
+	}
+	if rt.create && req.Header.Get("Idempotency-Key") != "" {
+		return s.idempotent(ctx, rt, req)
+	}
+	return s.call(ctx, rt, req)
+}
+
+// call runs the handler and renders its result.
+func (s *Server) call(ctx context.Context, rt *route, req *request) (int, []byte, http.Header) {
+	resp, err := rt.h(ctx, req)
+	if err != nil {
+		return errorResponse(err, req.id, s.log)
+	}
+	if resp.raw != nil {
+		return resp.status, resp.raw, http.Header{}
+	}
+	resp.body.RequestID = req.id
+	b, err := jsonMarshal(resp.body)
+	if err != nil {
+		return errorResponse(err, req.id, s.log)
+	}
+	return resp.status, b, http.Header{}
+}
+
+func (s *Server) authenticate(ctx context.Context, req *request, scope string) error {
+	presented := req.Header.Get("X-API-Key")
+	if presented == "" {
+		return apperr.New(apperr.Unauthenticated, "missing API key: send it in the X-API-Key header")
+	}
+	invalid := apperr.New(apperr.Unauthenticated, "invalid API key")
+	kid := auth.LookupID(presented)
+	if kid == "" {
+		return invalid
+	}
+	k, err := s.store.GetKey(ctx, kid)
+	if apperr.Is(err, apperr.NotFound) || err == nil && !k.Matches(presented) {
+		return invalid
+	}
+	if err != nil {
+		return err
+	}
+	if k.Revoked() {
+		return apperr.New(apperr.Unauthenticated, "API key was revoked")
+	}
+	req.orgID, req.key = k.OrgID, &k
+	s.used.touch(k.ID, s.now())
+	if !k.Has(scope) {
+		return apperr.New(apperr.PermissionDenied, "API key lacks the %s scope", scope)
+	}
+	if s.cfg.RateLimit > 0 {
+		v, _ := s.limiters.LoadOrStore(k.ID, rate.NewLimiter(rate.Limit(s.cfg.RateLimit), int(2*s.cfg.RateLimit)))
+		lim := v.(*rate.Limiter)
+		if !lim.Allow() {
+			r := lim.Reserve()
+			wait := r.Delay()
+			r.Cancel()
+			return &apperr.Error{Kind: apperr.RateLimited, Message: fmt.Sprintf("rate limit of %g requests per second exceeded; retry later", s.cfg.RateLimit), RetryAfter: max(wait, time.Second)}
+		}
+	}
+	return nil
+}
+
+func (s *Server) readBody(req *request, kind bodyKind) error {
+	if kind == noBody {
+		return nil
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(nil, req.Body, MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return apperr.New(apperr.TooLarge, "request body is larger than %d bytes", MaxBody)
+		}
+		return apperr.Wrap(apperr.Invalid, err, "could not read request body")
+	}
+	req.body = b
+	if len(b) == 0 && kind == optionalJSONBody {
+		return nil
+	}
+	ct := req.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	switch {
+	case mt == "application/json":
+	case mt == "text/csv" && kind == jsonOrCSVBody:
+		req.csv = true
+	default:
+		want := "application/json"
+		if kind == jsonOrCSVBody {
+			want += " or text/csv"
+		}
+		if ct == "" {
+			return apperr.New(apperr.UnsupportedMediaType, "missing Content-Type: send %s", want)
+		}
+		return apperr.New(apperr.UnsupportedMediaType, "unsupported Content-Type %q: send %s", ct, want)
+	}
+	return nil
+}
+
+// idempotent replays the stored response of an earlier request with the
+// same Idempotency-Key, or runs the request and stores its response.
+func (s *Server) idempotent(ctx context.Context, rt *route, req *request) (int, []byte, http.Header) {
+	key := req.Header.Get("Idempotency-Key")
+	if len(key) > 255 || strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+		return errorResponse(apperr.Invalidf("Idempotency-Key", "must be at most 255 printable ASCII characters"), req.id, s.log)
+	}
+	sum := sha256.Sum256(append([]byte(rt.method+" "+req.URL.Path+"?"+req.URL.RawQuery+"\n"), req.body...))
+	hash := hex.EncodeToString(sum[:])
+	now := s.now()
+	for range 2 {
+		prev, err := s.store.ReserveIdempotency(ctx, req.orgID, key, hash, now)
+		if err != nil {
+			return errorResponse(err, req.id, s.log)
+		}
+		if prev == nil {
+			break
+		}
+		stale := prev.CreatedAt.Before(now.Add(-24 * time.Hour))
+		inflightDead := prev.Status == 0 && prev.CreatedAt.Before(now.Add(-time.Minute))
+		if stale || inflightDead {
+			if err := s.store.ReleaseIdempotency(ctx, req.orgID, key); err != nil {
+				return errorResponse(err, req.id, s.log)
+			}
+			continue
+		}
+		if prev.RequestHash != hash {
+			return errorResponse(&apperr.Error{Kind: apperr.Conflict, Code: "idempotency_key_reused",
+				Message: "Idempotency-Key was already used with a different request"}, req.id, s.log)
+		}
+		if prev.Status == 0 {
+			return errorResponse(&apperr.Error{Kind: apperr.Conflict, Code: "idempotency_request_in_progress",
+				Message: "a request with this Idempotency-Key is still being handled; retry shortly"}, req.id, s.log)
+		}
+		h := http.Header{}
+		h.Set("Idempotent-Replayed", "true")
+		return prev.Status, prev.Body, h
+	}
+	status, body, h := s.call(ctx, rt, req)
+	bg := context.WithoutCancel(ctx)
+	if status >= 500 {
+		_ = s.store.ReleaseIdempotency(bg, req.orgID, key)
+	} else if err := s.store.CompleteIdempotency(bg, req.orgID, key, status, body); err != nil {
+		s.log.Error("storing idempotent response failed", "request_id", req.id, "err", err)
+	}
+	return status, body, h
+}
+
+// usage batches lastUsedAt updates: at most one write per key per minute.
+type usage struct {
+	st      store.Store
+	log     *slog.Logger
+	mu      sync.Mutex
+	pending map[string]time.Time
+	written map[string]time.Time
+}
+
+func newUsage(st store.Store, log *slog.Logger) *usage {
+	return &usage{st: st, log: log, pending: map[string]time.Time{}, written: map[string]time.Time{}}
+}
+
+func (u *usage) touch(keyID string, at time.Time) {
+	u.mu.Lock()
+	if at.Sub(u.written[keyID]) >= time.Minute {
+		u.pending[keyID] = at
+	}
+	u.mu.Unlock()
+}
+
+func (u *usage) flush(ctx context.Context) {
+	u.mu.Lock()
+	batch := u.pending
+	u.pending = map[string]time.Time{}
+	for k, t := range batch {
+		u.written[k] = t
+	}
+	u.mu.Unlock()
+	if err := u.st.TouchKeys(ctx, batch); err != nil {
+		u.log.Warn("recording key use failed", "err", err)
+	}
+}

@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/call"
+	"switchboard/internal/schedule"
+	"switchboard/internal/store"
+)
+
+var jsonMarshal = json.Marshal
+
+// ts renders a time as RFC 3339 UTC with milliseconds, or null.
+type ts time.Time
+
+func (t ts) MarshalJSON() ([]byte, error) {
+	if time.Time(t).IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+}
+
+// callView is a call as the API shows it.
+type callView struct {
+	ID              string  `json:"id"`
+	Type            string  `json:"type"`
+	Status          int     `json:"status"`
+	StatusText      string  `json:"statusText"`
+	Outcome         *string `json:"outcome"`
+	EndedReason     *string `json:"endedReason"`
+	AssistantID     string  `json:"assistantId"`
+	PhonePurchaseID string  `json:"phonePurchaseId,omitempty"`
+	From            string  `json:"from,omitempty"`
+	To              string  `json:"to,omitempty"`
+	Provider        string  `json:"provider,omitempty"`
+	AttemptID       string  `json:"scheduleAttemptId,omitempty"`
+	CreatedAt       ts      `json:"createdAt"`
+	UpdatedAt       ts      `json:"updatedAt"`
+	StartedAt       ts      `json:"startedAt"`
+	EndedAt         ts      `json:"endedAt"`
+	DurationSeconds float64 `json:"durationSeconds"`
+}
+
+func viewCall(c call.Call) callView {
+	v := callView{
+		ID: c.ID, Type: string(c.Type), Status: int(c.Status), StatusText: c.Status.Text(), AssistantID: c.AssistantID,
+		PhonePurchaseID: c.PurchaseID, From: c.From, To: c.To, Provider: c.Provider, AttemptID: c.AttemptID,
+		CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt), StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt),
+		DurationSeconds: c.DurationSeconds(),
+	}
+	if c.Status == call.Ended {
+		o, r := string(c.Outcome), c.EndedReason
+		v.Outcome, v.EndedReason = &o, &r
+	}
+	return v
+}
+
+type keyView struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	Scopes     []string `json:"scopes"`
+	Last4      string   `json:"last4"`
+	CreatedAt  ts       `json:"createdAt"`
+	LastUsedAt ts       `json:"lastUsedAt"`
+	RevokedAt  ts       `json:"revokedAt"`
+}
+
+// KeyView is how a key is shown in listings: never its secret or hash.
+func KeyView(k auth.Key) any {
+	return keyView{ID: k.ID, Name: k.Name, Scopes: k.Scopes, Last4: k.Last4, CreatedAt: ts(k.CreatedAt), LastUsedAt: ts(k.LastUsedAt), RevokedAt: ts(k.RevokedAt)}
+}
+
+type attemptView struct {
+	ID        string  `json:"id"`
+	ContactID string  `json:"contactId"`
+	DueAt     ts      `json:"dueAt"`
+	State     string  `json:"state"`
+	CallID    *string `json:"callId"`
+	Outcome   *string `json:"outcome"`
+	Error     string  `json:"error,omitempty"`
+	UpdatedAt ts      `json:"updatedAt"`
+}
+
+// attemptState is the attempt's state as shown: dialed attempts show the
+// progress of their call (in-progress until it ends, then completed).
+func viewAttempt(a schedule.Attempt) attemptView {
+	v := attemptView{ID: a.ID, ContactID: a.ContactID, DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error, UpdatedAt: ts(a.UpdatedAt)}
+	if a.CallID != "" {
+		cid := a.CallID
+		v.CallID = &cid
+		v.State = "calling"
+		if a.CallStatus == int(call.Ended) {
+			v.State = "completed"
+			o := a.CallOutcome
+			v.Outcome = &o
+		}
+	}
+	return v
+}
+
+type scheduleView struct {
+	ID              string         `json:"id"`
+	Name            string         `json:"name"`
+	PhoneID         string         `json:"phone_id"`
+	Message         string         `json:"message"`
+	Timezone        string         `json:"timezone"`
+	Dates           []string       `json:"dates"`
+	ContactsID      []string       `json:"contacts_id"`
+	State           string         `json:"state"`
+	CreatedAt       ts             `json:"createdAt"`
+	CanceledAt      ts             `json:"canceledAt"`
+	AttemptCounts   map[string]int `json:"attemptCounts,omitempty"`
+	Attempts        []attemptView  `json:"attempts,omitempty"`
+	pendingAttempts int
+}
+
+func viewSchedule(s schedule.Schedule) scheduleView {
+	v := scheduleView{ID: s.ID, Name: s.Name, PhoneID: s.PurchaseID, Message: s.Message, Timezone: s.Timezone,
+		ContactsID: s.ContactIDs, CreatedAt: ts(s.CreatedAt), CanceledAt: ts(s.CanceledAt), Dates: []string{}}
+	for _, d := range s.Dates {
+		v.Dates = append(v.Dates, d.UTC().Format(schedule.DateLayout))
+	}
+	return v
+}
+
+// scheduleState summarizes a schedule: canceled, active (attempts still to
+// run or in flight) or finished.
+func scheduleState(s schedule.Schedule, live int) string {
+	switch {
+	case live > 0:
+		return "active"
+	case !s.CanceledAt.IsZero():
+		return "canceled"
+	}
+	return "finished"
+}
+
+func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
+	v := viewSchedule(s.Schedule)
+	v.AttemptCounts = map[string]int{}
+	for k, n := range s.Attempts {
+		v.AttemptCounts[string(k)] = n
+	}
+	v.State = scheduleState(s.Schedule, s.Attempts[schedule.Pending])
+	return v
+}

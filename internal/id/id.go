@@ -1,0 +1,56 @@
+// Package id makes resource identifiers: a short type prefix and 128 random
+// bits in lowercase base32. A web call's id is the only credential its
+// gateway URL carries, so ids must be unguessable, not merely unique.
+package id
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"strings"
+)
+
+var enc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// Prefixes of each resource type, so an id says what it names.
+const (
+	Org       = "org"
+	Key       = "key"
+	Assistant = "asst"
+	Call      = "call"
+	Purchase  = "pn"
+	Contact   = "ct"
+	Schedule  = "sch"
+	Attempt   = "att"
+	Webhook   = "wh"
+	Request   = "req"
+)
+
+// New returns prefix + "_" + 26 characters holding 128 random bits.
+func New(prefix string) string {
+	return prefix + "_" + Random(16)
+}
+
+// Random returns n random bytes in lowercase base32.
+func Random(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("id: crypto/rand failed: " + err.Error()) // never happens on Linux
+	}
+	return enc.EncodeToString(b)
+}
+
+// Valid reports whether s looks like an id of the given prefix. Handlers use
+// it to answer 404 for garbage without a database round trip.
+func Valid(prefix, s string) bool {
+	rest, ok := strings.CutPrefix(s, prefix+"_")
+	if !ok || len(rest) != 26 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}

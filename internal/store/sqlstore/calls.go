@@ -1,0 +1,184 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/store"
+)
+
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at`
+
+func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
+	var c call.Call
+	var typ, outcome string
+	var status int
+	var created, updated, started, ended int64
+	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended)
+	c.Type, c.Status, c.Outcome = call.Type(typ), call.Status(status), call.Outcome(outcome)
+	c.CreatedAt, c.UpdatedAt, c.StartedAt, c.EndedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(ended)
+	return c, err
+}
+
+// bumpCount adds delta to the (org, type, status) total.
+func (s *Store) bumpCount(ctx context.Context, tx *sql.Tx, c call.Call, status call.Status, delta int) error {
+	_, err := s.exec(ctx, tx, `INSERT INTO call_counts (org_id, type, status, n) VALUES (?, ?, ?, ?)
+		ON CONFLICT (org_id, type, status) DO UPDATE SET n = call_counts.n + excluded.n`,
+		c.OrgID, string(c.Type), int(status), delta)
+	return err
+}
+
+// CreateCall stores a call and, for a scheduled call, claims its attempt.
+func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if c.AttemptID != "" {
+			res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'dialed', call_id = ?, updated_at = ? WHERE id = ? AND state = 'pending'`,
+				c.ID, ms(c.CreatedAt), c.AttemptID)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
+			}
+		}
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
+			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt)); err != nil {
+			return err
+		}
+		return s.bumpCount(ctx, tx, c, c.Status, 1)
+	})
+}
+
+// GetCall reads one of the organization's calls.
+func (s *Store) GetCall(ctx context.Context, orgID, id string) (call.Call, error) {
+	c, err := scanCall(s.row(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE org_id = ? AND id = ?`, orgID, id))
+	return c, notFound(err, "call")
+}
+
+// GetCallAnyOrg reads a call by id alone.
+func (s *Store) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error) {
+	c, err := scanCall(s.row(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE id = ?`, id))
+	return c, notFound(err, "call")
+}
+
+// ListCalls lists calls newest first. Totals come from call_counts unless a
+// date filter asks for a range count.
+func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter) ([]call.Call, int, error) {
+	where := []string{"org_id = ?"}
+	args := []any{orgID}
+	if f.Type != "" {
+		where = append(where, "type = ?")
+		args = append(args, string(f.Type))
+	}
+	if f.Status != nil {
+		where = append(where, "status = ?")
+		args = append(args, int(*f.Status))
+	}
+	if !f.CreatedAfter.IsZero() {
+		where = append(where, "created_at > ?")
+		args = append(args, ms(f.CreatedAfter))
+	}
+	if !f.CreatedBefore.IsZero() {
+		where = append(where, "created_at < ?")
+		args = append(args, ms(f.CreatedBefore))
+	}
+	cond := strings.Join(where, " AND ")
+
+	var total int
+	var err error
+	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() {
+		err = s.row(ctx, s.r, `SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE `+cond, args...).Scan(&total)
+	} else {
+		err = s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	out := []call.Call{}
+	if f.Offset() >= total {
+		return out, total, nil
+	}
+	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+		append(args, f.PageSize, f.Offset())...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}
+
+// UpdateCall saves a call whose status was prev when it was read.
+func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?
+			WHERE id = ? AND org_id = ? AND status = ?`,
+			int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), c.ID, c.OrgID, int(prev))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return apperr.Conflictf("call %s changed concurrently", c.ID)
+		}
+		if c.Status == prev {
+			return nil
+		}
+		if err := s.bumpCount(ctx, tx, c, prev, -1); err != nil {
+			return err
+		}
+		return s.bumpCount(ctx, tx, c, c.Status, 1)
+	})
+}
+
+// StaleCalls lists live calls not updated since before.
+func (s *Store) StaleCalls(ctx context.Context, before time.Time, limit int) ([]call.Call, error) {
+	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []call.Call
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// CallCounts totals calls by status across organizations.
+func (s *Store) CallCounts(ctx context.Context) (map[call.Status]int64, error) {
+	rows, err := s.query(ctx, s.r, `SELECT status, SUM(n) FROM call_counts GROUP BY status`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[call.Status]int64{}
+	for rows.Next() {
+		var st int
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[call.Status(st)] = n
+	}
+	return out, rows.Err()
+}

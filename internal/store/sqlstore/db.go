@@ -1,0 +1,187 @@
+// Package sqlstore implements store.Store over database/sql with one set of
+// queries for SQLite and PostgreSQL. The queries are written with "?"
+// placeholders and rewritten once per dialect; the schema (see
+// internal/store/migrations) uses only types both databases share.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"switchboard/internal/apperr"
+)
+
+// Dialect is what differs between the databases.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// Dollar rewrites ? placeholders to $1, $2, …
+	Dollar bool
+	// IsUnique reports whether err is a unique-constraint violation.
+	IsUnique func(error) bool
+	// IsBusy reports whether err is a transient lock conflict worth a retry.
+	IsBusy func(error) bool
+	// SerializeTx is run first in transactions that must not interleave
+	// across nodes (bootstrap); empty when transactions already serialize.
+	SerializeTx string
+}
+
+// Store is the database/sql implementation of store.Store.
+type Store struct {
+	w, r    *sql.DB // writer and reader pools; the same pool on PostgreSQL
+	d       Dialect
+	queries sync.Map // original query → rebound query
+}
+
+// New returns a Store writing through w and reading through r.
+func New(w, r *sql.DB, d Dialect) *Store {
+	if r == nil {
+		r = w
+	}
+	return &Store{w: w, r: r, d: d}
+}
+
+// Writer is the pool that writes; the job queue shares it on SQLite.
+func (s *Store) Writer() *sql.DB { return s.w }
+
+// Ping checks that both pools answer.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return err
+	}
+	return s.r.PingContext(ctx)
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// q rewrites a query for the dialect, once.
+func (s *Store) q(query string) string {
+	if !s.d.Dollar {
+		return query
+	}
+	if v, ok := s.queries.Load(query); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	out := b.String()
+	s.queries.Store(query, out)
+	return out
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// tx runs fn in a write transaction, retrying a few times on lock conflicts.
+func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = s.tx1(ctx, fn)
+		if err == nil || s.d.IsBusy == nil || !s.d.IsBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (s *Store) tx1(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// exec runs one statement on q (a pool or a transaction).
+func (s *Store) exec(ctx context.Context, q querier, query string, args ...any) (sql.Result, error) {
+	return q.ExecContext(ctx, s.q(query), args...)
+}
+
+func (s *Store) query(ctx context.Context, q querier, query string, args ...any) (*sql.Rows, error) {
+	return q.QueryContext(ctx, s.q(query), args...)
+}
+
+func (s *Store) row(ctx context.Context, q querier, query string, args ...any) *sql.Row {
+	return q.QueryRowContext(ctx, s.q(query), args...)
+}
+
+// ms and fromMS convert between time.Time and the schema's Unix milliseconds;
+// the zero time is 0 both ways.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// notFound turns sql.ErrNoRows into apperr.NotFound.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return apperr.NotFoundf("%s not found", what)
+	}
+	return err
+}
+
+// affected is the NotFound check for an UPDATE or DELETE by id.
+func affected(res sql.Result, err error, what string) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return apperr.NotFoundf("%s not found", what)
+	}
+	return nil
+}
+
+// placeholders returns "?, ?, …" n times.
+func placeholders(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}

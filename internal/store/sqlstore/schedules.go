@@ -1,0 +1,208 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/schedule"
+	"switchboard/internal/store"
+)
+
+// CreateSchedule stores a schedule and its attempts in one transaction.
+func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attempts []schedule.Attempt) error {
+	dates := make([]string, len(sc.Dates))
+	for i, d := range sc.Dates {
+		dates[i] = d.UTC().Format(schedule.DateLayout)
+	}
+	datesJSON, _ := json.Marshal(dates)
+	contactsJSON, _ := json.Marshal(sc.ContactIDs)
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.exec(ctx, tx, `INSERT INTO schedules (id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sc.ID, sc.OrgID, sc.Name, sc.PurchaseID, sc.Message, sc.Timezone, string(datesJSON), string(contactsJSON), ms(sc.CreatedAt)); err != nil {
+			return err
+		}
+		// Multi-row inserts: one statement per 100 attempts.
+		const batch = 100
+		for start := 0; start < len(attempts); start += batch {
+			chunk := attempts[start:min(start+batch, len(attempts))]
+			args := make([]any, 0, len(chunk)*7)
+			vals := make([]byte, 0, len(chunk)*24)
+			for i, a := range chunk {
+				if i > 0 {
+					vals = append(vals, ", "...)
+				}
+				vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?)"...)
+				args = append(args, a.ID, sc.OrgID, sc.ID, a.ContactID, ms(a.DueAt), string(schedule.Pending), ms(sc.CreatedAt), ms(sc.CreatedAt))
+			}
+			if _, err := s.exec(ctx, tx, `INSERT INTO attempts (id, org_id, schedule_id, contact_id, due_at, state, created_at, updated_at) VALUES `+string(vals), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+const scheduleCols = `id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at, canceled_at`
+
+func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error) {
+	var s schedule.Schedule
+	var dates, contacts string
+	var created, canceled int64
+	if err := sc.Scan(&s.ID, &s.OrgID, &s.Name, &s.PurchaseID, &s.Message, &s.Timezone, &dates, &contacts, &created, &canceled); err != nil {
+		return s, err
+	}
+	var ds []string
+	_ = json.Unmarshal([]byte(dates), &ds)
+	for _, d := range ds {
+		t, _ := schedule.ParseDate(d)
+		s.Dates = append(s.Dates, t)
+	}
+	_ = json.Unmarshal([]byte(contacts), &s.ContactIDs)
+	s.CreatedAt, s.CanceledAt = fromMS(created), fromMS(canceled)
+	return s, nil
+}
+
+const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, COALESCE(c.status, -1), COALESCE(c.outcome, '')`
+
+func scanAttempt(sc interface{ Scan(...any) error }) (schedule.Attempt, error) {
+	var a schedule.Attempt
+	var state string
+	var due, updated int64
+	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.CallStatus, &a.CallOutcome)
+	a.State, a.DueAt, a.UpdatedAt = schedule.AttemptState(state), fromMS(due), fromMS(updated)
+	return a, err
+}
+
+func (s *Store) attempts(ctx context.Context, q querier, where string, args ...any) ([]schedule.Attempt, error) {
+	rows, err := s.query(ctx, q, `SELECT `+attemptCols+` FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> '' WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []schedule.Attempt{}
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// GetSchedule reads a schedule and its attempts in due order.
+func (s *Store) GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error) {
+	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE org_id = ? AND id = ?`, orgID, id))
+	if err != nil {
+		return sc, nil, notFound(err, "schedule")
+	}
+	as, err := s.attempts(ctx, s.r, `a.schedule_id = ? ORDER BY a.due_at, a.id`, id)
+	return sc, as, err
+}
+
+// ListSchedules lists schedules newest first with attempt counts.
+func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) ([]store.ScheduleSummary, int, error) {
+	var total int
+	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM schedules WHERE org_id = ?`, orgID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.query(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+		orgID, p.PageSize, p.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	out := []store.ScheduleSummary{}
+	for rows.Next() {
+		sc, err := scanSchedule(rows)
+		if err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		out = append(out, store.ScheduleSummary{Schedule: sc, Attempts: map[schedule.AttemptState]int{}})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	for i := range out {
+		rows, err := s.query(ctx, s.r, `SELECT state, COUNT(*) FROM attempts WHERE schedule_id = ? GROUP BY state`, out[i].ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		for rows.Next() {
+			var st string
+			var n int
+			if err := rows.Scan(&st, &n); err != nil {
+				rows.Close()
+				return nil, 0, err
+			}
+			out[i].Attempts[schedule.AttemptState(st)] = n
+		}
+		rows.Close()
+	}
+	return out, total, nil
+}
+
+// CancelSchedule cancels a schedule's pending attempts.
+func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `UPDATE schedules SET canceled_at = CASE WHEN canceled_at = 0 THEN ? ELSE canceled_at END WHERE org_id = ? AND id = ?`, ms(at), orgID, id)
+		if err := affected(res, err, "schedule"); err != nil {
+			return err
+		}
+		res, err = s.exec(ctx, tx, `UPDATE attempts SET state = 'canceled', updated_at = ? WHERE schedule_id = ? AND state = 'pending'`, ms(at), id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// GetAttempt reads an attempt with its schedule.
+func (s *Store) GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error) {
+	as, err := s.attempts(ctx, s.r, `a.id = ?`, id)
+	if err != nil {
+		return schedule.Attempt{}, schedule.Schedule{}, err
+	}
+	if len(as) == 0 {
+		return schedule.Attempt{}, schedule.Schedule{}, apperr.NotFoundf("attempt not found")
+	}
+	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE id = ?`, as[0].ScheduleID))
+	return as[0], sc, notFound(err, "schedule")
+}
+
+// FailAttempt marks a pending attempt failed.
+func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time) error {
+	res, err := s.exec(ctx, s.w, `UPDATE attempts SET state = 'failed', error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`, reason, ms(at), id)
+	return affected(res, err, "pending attempt")
+}
+
+// UnqueuedAttempts lists pending attempts never enqueued.
+func (s *Store) UnqueuedAttempts(ctx context.Context, before time.Time, limit int) ([]schedule.Attempt, error) {
+	return s.attempts(ctx, s.r, `a.enqueued = ? AND a.state = 'pending' AND a.created_at < ? ORDER BY a.due_at LIMIT ?`, false, ms(before), limit)
+}
+
+// MarkEnqueued flags attempts as enqueued.
+func (s *Store) MarkEnqueued(ctx context.Context, ids []string) error {
+	const batch = 500
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for start := 0; start < len(ids); start += batch {
+			chunk := ids[start:min(start+batch, len(ids))]
+			args := []any{true}
+			for _, id := range chunk {
+				args = append(args, id)
+			}
+			if _, err := s.exec(ctx, tx, `UPDATE attempts SET enqueued = ? WHERE id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

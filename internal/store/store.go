@@ -1,0 +1,156 @@
+// Package store declares the storage contract the service is built on. It
+// is the one interface shared across packages (River's shape): one
+// implementation per database under internal/store/, and one conformance
+// suite (internal/store/storetest) that every implementation must pass.
+//
+// Every method that reads or changes an organization's data takes the
+// organization id and filters by it; a row of another organization is
+// reported as apperr.NotFound, exactly as if it did not exist.
+package store
+
+import (
+	"context"
+	"time"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
+	"switchboard/internal/call"
+	"switchboard/internal/phone"
+	"switchboard/internal/schedule"
+)
+
+// Page selects one page of a listing; Page is 1-based.
+type Page struct {
+	Page     int
+	PageSize int
+}
+
+// Offset is the number of rows before the page.
+func (p Page) Offset() int { return (p.Page - 1) * p.PageSize }
+
+// CallFilter selects calls for a listing. Zero fields do not filter.
+type CallFilter struct {
+	Type          call.Type
+	Status        *call.Status
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	Page
+}
+
+// ScheduleSummary is a schedule with its attempts counted by state.
+type ScheduleSummary struct {
+	schedule.Schedule
+	Attempts map[schedule.AttemptState]int
+}
+
+// Idempotent is a stored response to a request made with an Idempotency-Key.
+type Idempotent struct {
+	RequestHash string
+	// Status is 0 while the first request is still being handled.
+	Status    int
+	Body      []byte
+	CreatedAt time.Time
+}
+
+// Store is everything the service persists.
+type Store interface {
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the connections.
+	Close() error
+
+	// Bootstrap creates org and key if and only if there is no organization
+	// yet; it reports whether it did. Safe to race from several nodes.
+	Bootstrap(ctx context.Context, org auth.Org, key auth.Key) (bool, error)
+	CreateOrg(ctx context.Context, org auth.Org) error
+	GetOrg(ctx context.Context, id string) (auth.Org, error)
+	// CreateKey stores key; NotFound when its organization does not exist.
+	CreateKey(ctx context.Context, key auth.Key) error
+	// GetKey finds a key by id, revoked or not; it is not org-scoped because
+	// it is how a request's organization is learned.
+	GetKey(ctx context.Context, id string) (auth.Key, error)
+	ListKeys(ctx context.Context, orgID string) ([]auth.Key, error)
+	RevokeKey(ctx context.Context, id string, at time.Time) error
+	// TouchKeys records when keys were last used (id → time), in one batch.
+	TouchKeys(ctx context.Context, used map[string]time.Time) error
+
+	CreateAssistant(ctx context.Context, a assistant.Assistant) error
+	GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error)
+	ListAssistants(ctx context.Context, orgID string, p Page) ([]assistant.Assistant, int, error)
+	UpdateAssistant(ctx context.Context, a assistant.Assistant) error
+	// DeleteAssistant is a Conflict while a purchased number uses the assistant.
+	DeleteAssistant(ctx context.Context, orgID, id string) error
+
+	// CreatePurchase is a Conflict when the number is held by anyone.
+	CreatePurchase(ctx context.Context, p phone.Purchase) error
+	GetPurchase(ctx context.Context, orgID, id string) (phone.Purchase, error)
+	ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error)
+	// HeldNumbers lists the numbers of a provider that are currently purchased, by anyone.
+	HeldNumbers(ctx context.Context, provider string) (map[string]bool, error)
+	// AllocateAssistants sets the purchase's assistants and message. Each
+	// non-empty assistant id must name an assistant of the organization,
+	// checked in the same transaction (NotFound naming the field otherwise).
+	AllocateAssistants(ctx context.Context, orgID, purchaseID, inboundID, outboundID, message string, at time.Time) (phone.Purchase, error)
+	// ReleasePurchase gives the number up and deletes its contacts. It is a
+	// Conflict while a schedule of the number has pending attempts.
+	ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error
+
+	// AddContacts adds contacts to a purchase in one transaction. Contacts
+	// whose number is already on the purchase (or earlier in the batch) are
+	// not added; their indexes in cs are returned as duplicates.
+	AddContacts(ctx context.Context, orgID, purchaseID string, cs []phone.Contact) (created []phone.Contact, duplicates []int, err error)
+	ListContacts(ctx context.Context, orgID, purchaseID string, p Page) ([]phone.Contact, int, error)
+	DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error
+	// MissingContacts returns the ids in ids that are not contacts of the purchase.
+	MissingContacts(ctx context.Context, orgID, purchaseID string, ids []string) ([]string, error)
+	GetContact(ctx context.Context, orgID, id string) (phone.Contact, error)
+
+	// CreateCall stores a new call. When c.AttemptID is set it also moves
+	// that attempt from pending to dialed, linked to the call, in the same
+	// transaction; a Conflict means the attempt was no longer pending and
+	// nothing was stored.
+	CreateCall(ctx context.Context, c call.Call) error
+	GetCall(ctx context.Context, orgID, id string) (call.Call, error)
+	// GetCallAnyOrg is for provider events, which know only the call id.
+	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
+	// ListCalls returns a page of calls, newest first, and the total matching.
+	ListCalls(ctx context.Context, orgID string, f CallFilter) ([]call.Call, int, error)
+	// UpdateCall saves c if the stored status is still prev (Conflict otherwise).
+	UpdateCall(ctx context.Context, c call.Call, prev call.Status) error
+	// StaleCalls lists calls of any organization that are not ended and were
+	// last updated before the given time.
+	StaleCalls(ctx context.Context, updatedBefore time.Time, limit int) ([]call.Call, error)
+
+	// CreateSchedule stores the schedule and all its attempts atomically.
+	CreateSchedule(ctx context.Context, s schedule.Schedule, attempts []schedule.Attempt) error
+	GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error)
+	ListSchedules(ctx context.Context, orgID string, p Page) ([]ScheduleSummary, int, error)
+	// CancelSchedule cancels the pending attempts and returns how many.
+	CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error)
+	// GetAttempt reads an attempt and its schedule, for the dialer.
+	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)
+	// FailAttempt moves a pending attempt to failed with a reason.
+	FailAttempt(ctx context.Context, id, reason string, at time.Time) error
+	// UnqueuedAttempts lists pending attempts whose job was never enqueued,
+	// created before the given time (the enqueue-after-commit window).
+	UnqueuedAttempts(ctx context.Context, createdBefore time.Time, limit int) ([]schedule.Attempt, error)
+	// MarkEnqueued records that the attempts' jobs are in the queue.
+	MarkEnqueued(ctx context.Context, ids []string) error
+
+	// ReserveIdempotency claims key for a request with the given hash. It
+	// returns nil when the caller should go on and handle the request, or
+	// the record already stored under the key.
+	ReserveIdempotency(ctx context.Context, orgID, key, requestHash string, now time.Time) (*Idempotent, error)
+	// CompleteIdempotency stores the response of a reserved request.
+	CompleteIdempotency(ctx context.Context, orgID, key string, status int, body []byte) error
+	// ReleaseIdempotency forgets a reservation whose request failed.
+	ReleaseIdempotency(ctx context.Context, orgID, key string) error
+	// PurgeIdempotency deletes records created before the given time.
+	PurgeIdempotency(ctx context.Context, before time.Time) error
+}
+
+// Counter is implemented by stores that can total calls by status across
+// organizations cheaply (for metrics).
+type Counter interface {
+	CallCounts(ctx context.Context) (map[call.Status]int64, error)
+}

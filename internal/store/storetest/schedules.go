@@ -1,0 +1,360 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
+	"switchboard/internal/phone"
+	"switchboard/internal/schedule"
+	"switchboard/internal/store"
+)
+
+// scheduleFixture is an organization with a purchased number, contacts on
+// it and a stored schedule whose attempts are listed in due order.
+type scheduleFixture struct {
+	orgID    string
+	purchase phone.Purchase
+	contacts []phone.Contact
+	sc       schedule.Schedule
+	attempts []schedule.Attempt
+}
+
+// mustSchedule stores a schedule on p for the contacts, one attempt per
+// (date, contact). The attempts are handed to CreateSchedule in reverse due
+// order so that reading them back in due order means something.
+func mustSchedule(t *testing.T, s store.Store, orgID string, p phone.Purchase, contacts []phone.Contact, dates []time.Time, created time.Time) (schedule.Schedule, []schedule.Attempt) {
+	t.Helper()
+	cids := ids(contacts, func(c phone.Contact) string { return c.ID })
+	sc, as := newScheduleWith(orgID, p.ID, cids, dates, created)
+	in := slices.Clone(as)
+	slices.Reverse(in)
+	must(t, fmt.Sprintf("CreateSchedule(%s, %d attempts)", sc.ID, len(in)), s.CreateSchedule(t.Context(), sc, in))
+	return sc, as
+}
+
+func newScheduleFixture(t *testing.T, s store.Store, nContacts int, dates ...time.Time) scheduleFixture {
+	t.Helper()
+	o := mustOrg(t, s, "Acme")
+	p := mustPurchase(t, s, o.ID, number(1))
+	cs := mustContacts(t, s, o.ID, p.ID, numbers(100, nContacts)...)
+	sc, as := mustSchedule(t, s, o.ID, p, cs, dates, t0)
+	return scheduleFixture{orgID: o.ID, purchase: p, contacts: cs, sc: sc, attempts: as}
+}
+
+// scheduledCall is the call a dialer places for attempt a.
+func scheduledCall(f scheduleFixture, a schedule.Attempt, created time.Time) call.Call {
+	c := newCall(f.orgID, call.Phone, created)
+	c.PurchaseID, c.AttemptID = f.purchase.ID, a.ID
+	return c
+}
+
+// checkAttempts reads the schedule back and compares its attempts, in
+// order, with want (ignoring UpdatedAt).
+func checkAttempts(t *testing.T, s store.Store, step string, f scheduleFixture, want []schedule.Attempt) []schedule.Attempt {
+	t.Helper()
+	_, got, err := s.GetSchedule(t.Context(), f.orgID, f.sc.ID)
+	if err != nil {
+		t.Fatalf("%s: GetSchedule(%s): unexpected error: %v", step, f.sc.ID, err)
+	}
+	equal(t, fmt.Sprintf("%s: GetSchedule(%s) attempts", step, f.sc.ID), norm(got, normAttemptNoUpdated), norm(want, normAttemptNoUpdated))
+	return got
+}
+
+func testSchedules(t *testing.T, open Opener) {
+	d1, d2 := at(24*time.Hour+123*time.Microsecond), at(48*time.Hour)
+
+	t.Run("CreateGet", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		f := newScheduleFixture(t, s, 2, d1, d2)
+		other := mustOrg(t, s, "Other")
+
+		sc, as, err := s.GetSchedule(ctx, f.orgID, f.sc.ID)
+		must(t, "GetSchedule", err)
+		equal(t, fmt.Sprintf("GetSchedule(%s) schedule", f.sc.ID), normSchedule(sc), normSchedule(f.sc))
+		equal(t, fmt.Sprintf("GetSchedule(%s) attempts (in due order, CallStatus -1 before dialing)", f.sc.ID),
+			norm(as, normAttemptNoUpdated), norm(f.attempts, normAttemptNoUpdated))
+		if len(as) == 4 && !sameIDs(t, "GetSchedule attempts order", attemptIDs(as), attemptIDs(f.attempts)) {
+			t.Logf("due times: %v", ids(as, func(a schedule.Attempt) string { return a.DueAt.String() }))
+		}
+
+		_, _, err = s.GetSchedule(ctx, other.ID, f.sc.ID)
+		wantKind(t, "GetSchedule(other org, id)", err, apperr.NotFound)
+		_, _, err = s.GetSchedule(ctx, f.orgID, id.New(id.Schedule))
+		wantKind(t, "GetSchedule(unknown id)", err, apperr.NotFound)
+
+		a, asc, err := s.GetAttempt(ctx, f.attempts[2].ID)
+		must(t, "GetAttempt", err)
+		equal(t, fmt.Sprintf("GetAttempt(%s) attempt", f.attempts[2].ID), normAttemptNoUpdated(a), normAttemptNoUpdated(f.attempts[2]))
+		equal(t, fmt.Sprintf("GetAttempt(%s) schedule", f.attempts[2].ID), normSchedule(asc), normSchedule(f.sc))
+		_, _, err = s.GetAttempt(ctx, id.New(id.Attempt))
+		wantKind(t, "GetAttempt(unknown id)", err, apperr.NotFound)
+	})
+
+	t.Run("DialFailCancel", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		f := newScheduleFixture(t, s, 2, d1, d2)
+		other := mustOrg(t, s, "Other")
+		want := slices.Clone(f.attempts)
+		a := f.attempts
+
+		// Dialing a[0] links the call.
+		c1 := mustCall(t, s, scheduledCall(f, a[0], d1))
+		want[0].State, want[0].CallID, want[0].CallStatus = schedule.Dialed, c1.ID, int(call.Queued)
+		checkAttempts(t, s, "after CreateCall(attempt 0)", f, want)
+		got, _, err := s.GetAttempt(ctx, a[0].ID)
+		must(t, "GetAttempt", err)
+		equal(t, "GetAttempt(attempt 0) after CreateCall", normAttemptNoUpdated(got), normAttemptNoUpdated(want[0]))
+
+		// A second call for the same attempt is refused and nothing is stored.
+		c2 := scheduledCall(f, a[0], d1.Add(time.Second))
+		err = s.CreateCall(ctx, c2)
+		wantKind(t, "CreateCall(second call for a dialed attempt)", err, apperr.Conflict)
+		_, err = s.GetCall(ctx, f.orgID, c2.ID)
+		wantKind(t, "GetCall of the refused second call", err, apperr.NotFound)
+		_, err = s.GetCallAnyOrg(ctx, c2.ID)
+		wantKind(t, "GetCallAnyOrg of the refused second call", err, apperr.NotFound)
+		listCalls(t, s, f.orgID, store.CallFilter{Page: page(1, 10)}, []call.Call{c1}, 1)
+		listCalls(t, s, f.orgID, store.CallFilter{Status: statusPtr(call.Queued), Page: page(1, 10)}, []call.Call{c1}, 1)
+		checkAttempts(t, s, "after a refused second CreateCall", f, want)
+
+		// The attempt shows its call's status and outcome.
+		c1.Status, c1.Outcome, c1.EndedReason, c1.EndedAt, c1.UpdatedAt = call.Ended, call.Completed, call.ReasonCustomerEnded, d1.Add(time.Minute), d1.Add(time.Minute)
+		must(t, "UpdateCall", s.UpdateCall(ctx, c1, call.Queued))
+		want[0].CallStatus, want[0].CallOutcome = int(call.Ended), string(call.Completed)
+		checkAttempts(t, s, "after the call ended", f, want)
+
+		// FailAttempt.
+		tf := at(time.Hour + 600*time.Microsecond)
+		must(t, "FailAttempt", s.FailAttempt(ctx, a[1].ID, "contact deleted", tf))
+		want[1].State, want[1].Error = schedule.Failed, "contact deleted"
+		got2 := checkAttempts(t, s, "after FailAttempt(attempt 1)", f, want)
+		if len(got2) == 4 && !got2[1].UpdatedAt.Equal(msTime(tf)) {
+			t.Errorf("FailAttempt(attempt 1, at %v) then GetSchedule: UpdatedAt = %v; want %v", tf, got2[1].UpdatedAt, msTime(tf))
+		}
+		wantErr(t, "FailAttempt(an attempt already failed)", s.FailAttempt(ctx, a[1].ID, "again", at(2*time.Hour)))
+		wantErr(t, "FailAttempt(a dialed attempt)", s.FailAttempt(ctx, a[0].ID, "too late", at(2*time.Hour)))
+		wantErr(t, "FailAttempt(unknown id)", s.FailAttempt(ctx, id.New(id.Attempt), "nope", at(2*time.Hour)))
+		checkAttempts(t, s, "after refused FailAttempts", f, want)
+
+		// CancelSchedule cancels the pending attempts only.
+		_, err = s.CancelSchedule(ctx, other.ID, f.sc.ID, at(2*time.Hour))
+		wantKind(t, "CancelSchedule(other org, id)", err, apperr.NotFound)
+		_, err = s.CancelSchedule(ctx, f.orgID, id.New(id.Schedule), at(2*time.Hour))
+		wantKind(t, "CancelSchedule(unknown id)", err, apperr.NotFound)
+		checkAttempts(t, s, "after refused CancelSchedules", f, want)
+
+		tc := at(3*time.Hour + 900*time.Microsecond)
+		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, tc)
+		must(t, "CancelSchedule", err)
+		if n != 2 {
+			t.Errorf("CancelSchedule(1 dialed, 1 failed, 2 pending) = %d; want 2", n)
+		}
+		want[2].State, want[3].State = schedule.Canceled, schedule.Canceled
+		got3 := checkAttempts(t, s, "after CancelSchedule", f, want)
+		for i := 2; i < len(got3); i++ {
+			if !got3[i].UpdatedAt.Equal(msTime(tc)) {
+				t.Errorf("CancelSchedule(at %v) then GetSchedule: attempt %d UpdatedAt = %v; want %v", tc, i, got3[i].UpdatedAt, msTime(tc))
+			}
+		}
+		sc, _, err := s.GetSchedule(ctx, f.orgID, f.sc.ID)
+		must(t, "GetSchedule", err)
+		if !sc.CanceledAt.Equal(msTime(tc)) {
+			t.Errorf("CancelSchedule(at %v) then GetSchedule: CanceledAt = %v; want %v", tc, sc.CanceledAt, msTime(tc))
+		}
+		n, err = s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(5*time.Hour))
+		must(t, "CancelSchedule (again)", err)
+		if n != 0 {
+			t.Errorf("CancelSchedule of a canceled schedule = %d; want 0", n)
+		}
+		sc, _, err = s.GetSchedule(ctx, f.orgID, f.sc.ID)
+		must(t, "GetSchedule", err)
+		if !sc.CanceledAt.Equal(msTime(tc)) {
+			t.Errorf("second CancelSchedule then GetSchedule: CanceledAt = %v; want the first time %v", sc.CanceledAt, msTime(tc))
+		}
+
+		// A canceled attempt cannot be dialed any more.
+		c3 := scheduledCall(f, a[2], d2)
+		wantKind(t, "CreateCall(call for a canceled attempt)", s.CreateCall(ctx, c3), apperr.Conflict)
+		_, err = s.GetCall(ctx, f.orgID, c3.ID)
+		wantKind(t, "GetCall of the refused call", err, apperr.NotFound)
+		listCalls(t, s, f.orgID, store.CallFilter{Page: page(1, 10)}, []call.Call{c1}, 1)
+		wantErr(t, "FailAttempt(a canceled attempt)", s.FailAttempt(ctx, a[3].ID, "late", at(6*time.Hour)))
+		checkAttempts(t, s, "after refused operations on canceled attempts", f, want)
+	})
+
+	t.Run("UnqueuedAndMarkEnqueued", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		f := newScheduleFixture(t, s, 3, d1) // created at t0
+		a := f.attempts
+		unqueued := func(step string, before time.Time, limit int, want []schedule.Attempt) {
+			t.Helper()
+			got, err := s.UnqueuedAttempts(ctx, before, limit)
+			must(t, "UnqueuedAttempts", err)
+			call := fmt.Sprintf("%s: UnqueuedAttempts(before %v, limit %d)", step, before, limit)
+			sameIDSet(t, call, attemptIDs(got), attemptIDs(want))
+		}
+		unqueued("new schedule", t0.Truncate(time.Millisecond), 100, nil) // created at, not before
+		unqueued("new schedule", t0.Add(time.Millisecond), 100, a)
+		got, err := s.UnqueuedAttempts(ctx, t0.Add(time.Second), 2)
+		must(t, "UnqueuedAttempts", err)
+		if len(got) != 2 {
+			t.Errorf("UnqueuedAttempts(limit 2) of 3 = %d attempts; want 2", len(got))
+		}
+		for _, g := range got {
+			if g.State != schedule.Pending || g.ScheduleID != f.sc.ID || g.OrgID != f.orgID {
+				t.Errorf("UnqueuedAttempts returned %+v; want a pending attempt of schedule %s", g, f.sc.ID)
+			}
+		}
+
+		must(t, "MarkEnqueued(nil)", s.MarkEnqueued(ctx, nil))
+		must(t, "MarkEnqueued", s.MarkEnqueued(ctx, []string{a[0].ID, id.New(id.Attempt)}))
+		unqueued("after MarkEnqueued(a0)", t0.Add(time.Second), 100, a[1:])
+		must(t, "FailAttempt", s.FailAttempt(ctx, a[1].ID, "no", at(time.Minute)))
+		unqueued("after FailAttempt(a1)", t0.Add(time.Second), 100, a[2:])
+		mustCall(t, s, scheduledCall(f, a[2], d1))
+		unqueued("after dialing a2", t0.Add(time.Second), 100, nil)
+		// Enqueued-ness is not otherwise visible: the attempts read the same.
+		_, as, err := s.GetSchedule(ctx, f.orgID, f.sc.ID)
+		must(t, "GetSchedule", err)
+		if len(as) != 3 || as[0].State != schedule.Pending {
+			t.Errorf("GetSchedule after MarkEnqueued(a0): attempts %+v; want 3 with a0 still pending", as)
+		}
+	})
+
+	t.Run("ManyAttempts", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		var dates []time.Time
+		for i := range 325 {
+			dates = append(dates, d1.Add(time.Duration(i)*time.Hour))
+		}
+		f := newScheduleFixture(t, s, 2, dates...) // 650 attempts
+		checkAttempts(t, s, "650 attempts", f, f.attempts)
+		got, err := s.UnqueuedAttempts(ctx, t0.Add(time.Second), 1000)
+		must(t, "UnqueuedAttempts", err)
+		sameIDSet(t, "UnqueuedAttempts of 650 attempts", attemptIDs(got), attemptIDs(f.attempts))
+		must(t, "MarkEnqueued(650 ids)", s.MarkEnqueued(ctx, attemptIDs(f.attempts)))
+		got, err = s.UnqueuedAttempts(ctx, t0.Add(time.Second), 1000)
+		must(t, "UnqueuedAttempts", err)
+		if len(got) != 0 {
+			t.Errorf("UnqueuedAttempts after MarkEnqueued(all 650) = %d attempts; want none", len(got))
+		}
+		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(time.Hour))
+		must(t, "CancelSchedule", err)
+		if n != 650 {
+			t.Errorf("CancelSchedule(650 pending) = %d; want 650", n)
+		}
+	})
+
+	t.Run("ListSchedules", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		p := mustPurchase(t, s, o.ID, number(1))
+		cs := mustContacts(t, s, o.ID, p.ID, numbers(100, 2)...)
+		po := mustPurchase(t, s, other.ID, number(2))
+		cso := mustContacts(t, s, other.ID, po.ID, numbers(200, 1)...)
+
+		s1, a1 := mustSchedule(t, s, o.ID, p, cs, []time.Time{d1, d2}, at(time.Second))
+		s2, _ := mustSchedule(t, s, o.ID, p, cs, []time.Time{d1}, at(2*time.Second))
+		s3, _ := mustSchedule(t, s, o.ID, p, cs[:1], []time.Time{d2}, at(3*time.Second))
+		mustSchedule(t, s, other.ID, po, cso, []time.Time{d1}, at(4*time.Second))
+
+		c := newCall(o.ID, call.Phone, d1)
+		c.PurchaseID, c.AttemptID = p.ID, a1[0].ID
+		mustCall(t, s, c)
+		must(t, "FailAttempt", s.FailAttempt(ctx, a1[1].ID, "no", at(time.Hour)))
+		n, err := s.CancelSchedule(ctx, o.ID, s2.ID, at(2*time.Hour))
+		must(t, "CancelSchedule", err)
+		if n != 2 {
+			t.Fatalf("CancelSchedule(s2) = %d; want 2", n)
+		}
+		s2.CanceledAt = at(2 * time.Hour)
+
+		type counts map[schedule.AttemptState]int
+		for _, tc := range []struct {
+			p      store.Page
+			want   []schedule.Schedule
+			counts []counts
+		}{
+			{page(1, 10), []schedule.Schedule{s3, s2, s1}, []counts{
+				{schedule.Pending: 1},
+				{schedule.Canceled: 2},
+				{schedule.Pending: 2, schedule.Dialed: 1, schedule.Failed: 1},
+			}},
+			{page(2, 2), []schedule.Schedule{s1}, []counts{{schedule.Pending: 2, schedule.Dialed: 1, schedule.Failed: 1}}},
+			{page(3, 2), nil, nil},
+		} {
+			list, total, err := s.ListSchedules(ctx, o.ID, tc.p)
+			call := fmt.Sprintf("ListSchedules(org, %s)", describePage(tc.p))
+			must(t, call, err)
+			if total != 3 {
+				t.Errorf("%s: total = %d; want 3", call, total)
+			}
+			var got []schedule.Schedule
+			for _, x := range list {
+				got = append(got, normSchedule(x.Schedule))
+			}
+			if !equal(t, call, got, norm(tc.want, normSchedule)) {
+				continue
+			}
+			for i, x := range list {
+				for _, st := range []schedule.AttemptState{schedule.Pending, schedule.Dialed, schedule.Canceled, schedule.Failed} {
+					if x.Attempts[st] != tc.counts[i][st] {
+						t.Errorf("%s: schedule %d (%s) has %d %s attempts; want %d (all counts %v)", call, i, x.ID, x.Attempts[st], st, tc.counts[i][st], x.Attempts)
+					}
+				}
+			}
+		}
+		_, total, err := s.ListSchedules(ctx, other.ID, page(1, 10))
+		must(t, "ListSchedules(other org)", err)
+		if total != 1 {
+			t.Errorf("ListSchedules(other org) total = %d; want 1", total)
+		}
+	})
+
+	t.Run("ReleaseWithPendingAttempts", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		f := newScheduleFixture(t, s, 2, d1)
+		q := mustPurchase(t, s, f.orgID, number(2))
+		qcs := mustContacts(t, s, f.orgID, q.ID, numbers(300, 1)...)
+		mustSchedule(t, s, f.orgID, q, qcs, []time.Time{d1}, t0) // pending on another number
+
+		// One attempt dialed, one still pending: the release is refused.
+		mustCall(t, s, scheduledCall(f, f.attempts[0], d1))
+		err := s.ReleasePurchase(ctx, f.orgID, f.purchase.ID, at(time.Hour))
+		wantKind(t, "ReleasePurchase(number with a pending attempt)", err, apperr.Conflict)
+		got, err := s.GetPurchase(ctx, f.orgID, f.purchase.ID)
+		must(t, "GetPurchase after a refused release", err)
+		equal(t, "GetPurchase after a refused release", normPurchase(got), normPurchase(f.purchase))
+		_, total, err := s.ListContacts(ctx, f.orgID, f.purchase.ID, page(1, 10))
+		must(t, "ListContacts after a refused release", err)
+		if total != 2 {
+			t.Errorf("ListContacts after a refused release: total = %d; want 2", total)
+		}
+		held, err := s.HeldNumbers(ctx, provider)
+		must(t, "HeldNumbers", err)
+		if !held[f.purchase.Number] {
+			t.Errorf("HeldNumbers after a refused release = %v; want it to hold %s", held, f.purchase.Number)
+		}
+
+		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))
+		must(t, "CancelSchedule", err)
+		if n != 1 {
+			t.Errorf("CancelSchedule = %d; want 1", n)
+		}
+		must(t, "ReleasePurchase after CancelSchedule", s.ReleasePurchase(ctx, f.orgID, f.purchase.ID, at(3*time.Hour)))
+		_, err = s.GetPurchase(ctx, f.orgID, f.purchase.ID)
+		wantKind(t, "GetPurchase after ReleasePurchase", err, apperr.NotFound)
+		wantKind(t, "ReleasePurchase(q with a pending attempt)", s.ReleasePurchase(ctx, f.orgID, q.ID, at(3*time.Hour)), apperr.Conflict)
+	})
+}

@@ -1,0 +1,104 @@
+// Package telephony declares what the call service needs from a phone network:
+// placing and hanging up calls, hearing about their progress, and the
+// inventory of numbers an organization can buy. The sandbox network, SIP
+// trunks and Twilio each implement Provider in their own sub-package.
+package telephony
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Number is a phone number a provider can sell or assign.
+type Number struct {
+	// Number is the E.164 form, e.g. +14155550100.
+	Number string `json:"number"`
+	// Provider is the name of the provider that owns the number.
+	Provider string `json:"provider"`
+	// Region is the ISO 3166-1 alpha-2 region of the number, e.g. US.
+	Region string `json:"region"`
+	// Locality is a human label for the number's area (city or area code).
+	Locality string `json:"locality,omitempty"`
+	// Capabilities lists what the number can do: "voice".
+	Capabilities []string `json:"capabilities"`
+}
+
+// PlaceRequest asks a provider to dial one outbound call.
+type PlaceRequest struct {
+	// CallID is Switchboard's call id; every Event for this call carries it.
+	CallID string
+	// From is the purchased number the call is placed from (E.164).
+	From string
+	// To is the destination (E.164).
+	To string
+}
+
+// EventKind is the progress a provider reports for a call.
+type EventKind int
+
+const (
+	// Ringing means the destination is alerting.
+	Ringing EventKind = iota + 1
+	// Answered means the destination picked up; the conversation may start.
+	Answered
+	// Ended means the call is over; Outcome and Reason say how.
+	Ended
+)
+
+// String names the kind for logs.
+func (k EventKind) String() string {
+	switch k {
+	case Ringing:
+		return "ringing"
+	case Answered:
+		return "answered"
+	case Ended:
+		return "ended"
+	}
+	return "unknown"
+}
+
+// Event is one step of a call's progress, reported by a provider.
+type Event struct {
+	CallID string
+	Kind   EventKind
+	At     time.Time
+	// Outcome is set on Ended: completed, busy, no-answer, voicemail, failed or canceled.
+	Outcome string
+	// Reason is set on Ended: a namespaced endedReason such as "customer-ended-call".
+	Reason string
+}
+
+// EventSink receives provider events. A provider calls it from its own
+// goroutines, never while holding a lock the sink might need; the sink must
+// not block for long.
+type EventSink func(Event)
+
+// Provider is a telephony network. Implementations are safe for concurrent use.
+type Provider interface {
+	// Name is the provider's name as used in the API ("sandbox", "sip", "twilio").
+	Name() string
+	// Inventory lists numbers available to buy, in a stable order.
+	Inventory(ctx context.Context) ([]Number, error)
+	// Purchase reserves a number from the inventory for an organization's use.
+	// It returns ErrNumberUnavailable when the number is not in the inventory.
+	Purchase(ctx context.Context, number string) error
+	// Release gives a purchased number back to the inventory.
+	Release(ctx context.Context, number string) error
+	// Place starts dialing. It returns once the provider has accepted the
+	// call; progress arrives later as Events for req.CallID. An error means
+	// no call was placed and no Event will follow.
+	Place(ctx context.Context, req PlaceRequest) error
+	// Hangup ends a live call; an Ended event with outcome canceled (not yet
+	// answered) or completed follows. Hanging up an unknown or already
+	// ended call is not an error.
+	Hangup(ctx context.Context, callID string) error
+	// Close stops every live call (each ends with an Ended event) and
+	// releases the provider's resources.
+	Close() error
+}
+
+// ErrNumberUnavailable is returned by Purchase for a number the provider
+// does not offer.
+var ErrNumberUnavailable = errors.New("telephony: number not available from this provider")
