@@ -108,8 +108,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(&callsCollector{db: db, desc: prometheus.NewDesc("switchboard_calls", "Calls by status.", []string{"status"}, nil)})
 
+	// Listen first so that a :0 port is known for the default public URL.
+	m.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = "http://" + cfg.Addr
+		cfg.PublicURL = "http://" + m.ln.Addr().String()
 	}
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: assistant.DefaultProviders()},
 		db, calls, sched, log, reg)
@@ -148,10 +153,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	})
 	mux.Handle("/", m.api)
 
-	m.ln, err = net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return nil, err
-	}
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
@@ -227,6 +228,8 @@ func (m *Main) Close(ctx context.Context) error {
 	var errs []error
 	if m.http != nil {
 		errs = append(errs, m.http.Shutdown(ctx))
+	} else if m.ln != nil {
+		m.ln.Close()
 	}
 	if m.queue != nil {
 		errs = append(errs, m.queue.Stop(ctx))

@@ -138,9 +138,6 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 	if len(a.Flow) > 0 && string(a.Flow) != "null" && a.Flow[0] != '{' {
 		f.Add("flow", "must be an object")
 	}
-	if a.Model.Provider == "flow" && (len(a.Flow) == 0 || string(a.Flow) == "null") && a.FirstMessage == "" {
-		f.Add("flow", "is required when model.provider is \"flow\" and there is no firstMessage")
-	}
 	if len(a.EndCallPhrases) > MaxEndCallPhrases {
 		f.Add("endCallPhrases", "must hold at most %d phrases", MaxEndCallPhrases)
 	}

@@ -31,7 +31,7 @@ type Service struct {
 
 // New returns a Service. Providers are added with AddProvider before use.
 func New(st store.Store, log *slog.Logger) *Service {
-	return &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: time.Now, hangups: map[string]string{}}
+	return &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]string{}}
 }
 
 // AddProvider registers a telephony provider under its name.

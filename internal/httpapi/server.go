@@ -62,7 +62,7 @@ type Server struct {
 // New builds the API. reg receives the request metrics.
 func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
 	s := &Server{
-		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: time.Now,
+		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: id.Now,
 		used: newUsage(st, log),
 		reqs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_http_requests_total", Help: "HTTP requests by route, method and status.",

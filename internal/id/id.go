@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"strings"
+	"time"
 )
 
 var enc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -54,3 +55,7 @@ func Valid(prefix, s string) bool {
 	}
 	return true
 }
+
+// Now is the service's clock: UTC, truncated to the millisecond the store
+// keeps, so a resource reads back exactly as it was returned on creation.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }

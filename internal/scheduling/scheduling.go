@@ -17,7 +17,6 @@ import (
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
 	"switchboard/internal/jobs"
-	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 )
@@ -38,7 +37,7 @@ type Service struct {
 
 // New returns a Service; SetQueue must be called before Create.
 func New(st store.Store, calls *callctl.Service, log *slog.Logger) *Service {
-	return &Service{store: st, calls: calls, log: log, now: time.Now}
+	return &Service{store: st, calls: calls, log: log, now: id.Now}
 }
 
 // SetQueue sets where dial jobs go (the queue needs the service to exist first).
@@ -172,13 +171,4 @@ func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 // Cancel cancels a schedule's pending attempts.
 func (s *Service) Cancel(ctx context.Context, orgID, scheduleID string) (int, error) {
 	return s.store.CancelSchedule(ctx, orgID, scheduleID, s.now())
-}
-
-// ContactLocation is the contact's time zone (for docs: calling hours come later).
-func ContactLocation(c phone.Contact) *time.Location {
-	loc, err := time.LoadLocation(c.Timezone)
-	if err != nil {
-		return time.UTC
-	}
-	return loc
 }
