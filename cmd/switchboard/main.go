@@ -246,20 +246,26 @@ func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, db := dbFlags("key revoke", stderr)
+	var keyID string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		keyID, args = args[0], args[1:] // KEY_ID may come before the flags
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: switchboard key revoke KEY_ID")
+	if keyID == "" && fs.NArg() == 1 {
+		keyID = fs.Arg(0)
+	} else if fs.NArg() != 0 || keyID == "" {
+		return errors.New("usage: switchboard key revoke KEY_ID [--db URL]")
 	}
 	d, err := app.OpenMigrated(ctx, *db)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.RevokeKey(ctx, fs.Arg(0), time.Now()); err != nil {
+	if err := d.RevokeKey(ctx, keyID, time.Now()); err != nil {
 		return fmt.Errorf("key revoke: %w", err)
 	}
-	fmt.Fprintf(stdout, "revoked %s\n", fs.Arg(0))
+	fmt.Fprintf(stdout, "revoked %s\n", keyID)
 	return nil
 }
