@@ -298,3 +298,5 @@ func (b *testBundle) newKey(org string, scopes ...string) string {
 func dueIn(d time.Duration) string {
 	return time.Now().Add(d).UTC().Format("2006-01-02T15:04:05.000Z")
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

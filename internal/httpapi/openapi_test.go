@@ -1,0 +1,304 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// openAPIDocument is the part of the OpenAPI document the checks read.
+type openAPIDocument struct {
+	OpenAPI string                                `json:"openapi"`
+	Paths   map[string]map[string]json.RawMessage `json:"paths"`
+}
+
+// openAPIOperation is the part of one operation the checks read.
+type openAPIOperation struct {
+	OperationID string                     `json:"operationId"`
+	Description string                     `json:"description"`
+	XScopes     []string                   `json:"x-scopes"`
+	Security    *[]map[string][]string     `json:"security"`
+	Parameters  []map[string]any           `json:"parameters"`
+	RequestBody json.RawMessage            `json:"requestBody"`
+	Responses   map[string]json.RawMessage `json:"responses"`
+}
+
+// openAPIMethods are the keys of a path item that name operations.
+var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func parseOpenAPI(t *testing.T) (openAPIDocument, any) {
+	t.Helper()
+	var doc openAPIDocument
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatalf("openapi.json is not valid JSON: %v", err)
+	}
+	var tree any
+	if err := json.Unmarshal(OpenAPI(), &tree); err != nil {
+		t.Fatalf("openapi.json is not valid JSON: %v", err)
+	}
+	return doc, tree
+}
+
+func openAPIServer() *Server {
+	return New(Config{}, nil, nil, nil, slog.New(slog.DiscardHandler), nil)
+}
+
+// documentedOperations lists "METHOD path" → operation for every operation in the document.
+func documentedOperations(t *testing.T, doc openAPIDocument) map[string]openAPIOperation {
+	t.Helper()
+	ops := map[string]openAPIOperation{}
+	for path, item := range doc.Paths {
+		for key, raw := range item {
+			if !slices.Contains(openAPIMethods, key) {
+				continue
+			}
+			var op openAPIOperation
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: operation is not an object: %v", strings.ToUpper(key), path, err)
+			}
+			ops[strings.ToUpper(key)+" "+path] = op
+		}
+	}
+	return ops
+}
+
+func TestOpenAPIVersion(t *testing.T) {
+	doc, _ := parseOpenAPI(t)
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Fatalf("openapi = %q, want 3.1.x", doc.OpenAPI)
+	}
+}
+
+// TestOpenAPIDocumentsEveryRoute fails when a route is added without documentation.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	doc, _ := parseOpenAPI(t)
+	ops := documentedOperations(t, doc)
+	routes := openAPIServer().Routes()
+	if len(routes) == 0 {
+		t.Fatal("Routes() returned no routes")
+	}
+	for _, r := range routes {
+		key := r[0] + " " + r[1]
+		op, ok := ops[key]
+		if !ok {
+			t.Errorf("route %s is not documented in openapi.json", key)
+			continue
+		}
+		if _, ok := op.Responses["200"]; !ok {
+			if _, ok := op.Responses["201"]; !ok {
+				t.Errorf("%s: no 200 or 201 response documented", key)
+			}
+		}
+	}
+}
+
+// TestOpenAPIOnlyRealRoutes fails when the document describes an operation the server does not serve.
+func TestOpenAPIOnlyRealRoutes(t *testing.T) {
+	doc, _ := parseOpenAPI(t)
+	real := map[string]bool{}
+	for _, r := range openAPIServer().Routes() {
+		real[r[0]+" "+r[1]] = true
+	}
+	var extra []string
+	for key := range documentedOperations(t, doc) {
+		if !real[key] {
+			extra = append(extra, key)
+		}
+	}
+	sort.Strings(extra)
+	for _, key := range extra {
+		t.Errorf("openapi.json documents %s, which is not a route", key)
+	}
+}
+
+// TestOpenAPIOperationDetails checks what the route table knows beyond
+// method and path: scope, body, Idempotency-Key, path parameters.
+func TestOpenAPIOperationDetails(t *testing.T) {
+	doc, tree := parseOpenAPI(t)
+	ops := documentedOperations(t, doc)
+	ids := map[string]string{}
+	for _, rt := range openAPIServer().routes {
+		key := rt.method + " " + rt.path
+		op, ok := ops[key]
+		if !ok {
+			continue // reported by TestOpenAPIDocumentsEveryRoute
+		}
+		if op.OperationID == "" {
+			t.Errorf("%s: no operationId", key)
+		} else if prev, dup := ids[op.OperationID]; dup {
+			t.Errorf("%s: operationId %q already used by %s", key, op.OperationID, prev)
+		}
+		ids[op.OperationID] = key
+
+		var want []string
+		if rt.scope != "" {
+			want = []string{rt.scope}
+		}
+		if !slices.Equal(op.XScopes, want) {
+			t.Errorf("%s: x-scopes = %v, want %v", key, op.XScopes, want)
+		}
+		if rt.scope != "" && !strings.Contains(op.Description, rt.scope) {
+			t.Errorf("%s: description does not name scope %s", key, rt.scope)
+		}
+		if rt.scope == "" && (op.Security == nil || len(*op.Security) != 0) {
+			t.Errorf("%s: public route must have security: []", key)
+		}
+		for _, st := range []string{"401", "403", "429"} {
+			if _, ok := op.Responses[st]; ok != (rt.scope != "") {
+				t.Errorf("%s: %s response documented = %v, want %v", key, st, ok, rt.scope != "")
+			}
+		}
+		for _, st := range []string{"405", "500"} {
+			if _, ok := op.Responses[st]; !ok {
+				t.Errorf("%s: no %s response", key, st)
+			}
+		}
+
+		if hasBody := len(op.RequestBody) > 0; hasBody != (rt.body != noBody) {
+			t.Errorf("%s: requestBody documented = %v, route takes a body = %v", key, hasBody, rt.body != noBody)
+		}
+		if rt.body != noBody {
+			for _, st := range []string{"413", "415"} {
+				if _, ok := op.Responses[st]; !ok {
+					t.Errorf("%s: takes a body but documents no %s", key, st)
+				}
+			}
+			var body struct {
+				Required bool                       `json:"required"`
+				Content  map[string]json.RawMessage `json:"content"`
+			}
+			if err := json.Unmarshal(op.RequestBody, &body); err != nil {
+				t.Errorf("%s: requestBody: %v", key, err)
+			}
+			if _, ok := body.Content["application/json"]; !ok {
+				t.Errorf("%s: requestBody has no application/json content", key)
+			}
+			if _, ok := body.Content["text/csv"]; ok != (rt.body == jsonOrCSVBody) {
+				t.Errorf("%s: text/csv documented = %v, want %v", key, ok, rt.body == jsonOrCSVBody)
+			}
+			if body.Required != (rt.body != optionalJSONBody) {
+				t.Errorf("%s: requestBody.required = %v, want %v", key, body.Required, rt.body != optionalJSONBody)
+			}
+		}
+
+		idem := false
+		for _, p := range op.Parameters {
+			if p["$ref"] == "#/components/parameters/IdempotencyKey" {
+				idem = true
+			}
+		}
+		if idem != rt.create {
+			t.Errorf("%s: Idempotency-Key parameter documented = %v, route honours it = %v", key, idem, rt.create)
+		}
+		if _, ok := op.Responses["409"]; rt.create && !ok {
+			t.Errorf("%s: takes Idempotency-Key but documents no 409", key)
+		}
+
+		// Every {name} of the path is a declared path parameter.
+		declared := pathParameters(t, doc, tree, rt.path)
+		for _, seg := range strings.Split(rt.path, "/") {
+			if name, ok := strings.CutPrefix(seg, "{"); ok {
+				name = strings.TrimSuffix(name, "}")
+				if !declared[name] {
+					t.Errorf("%s: path parameter %s is not declared", key, name)
+				}
+			}
+		}
+	}
+}
+
+// pathParameters returns the names of the path parameters declared on a
+// path item (resolving $refs into components).
+func pathParameters(t *testing.T, doc openAPIDocument, tree any, path string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	var params []any
+	if raw, ok := doc.Paths[path]["parameters"]; ok {
+		if err := json.Unmarshal(raw, &params); err != nil {
+			t.Fatalf("%s: parameters: %v", path, err)
+		}
+	}
+	for _, p := range params {
+		m, _ := p.(map[string]any)
+		if r, ok := m["$ref"].(string); ok {
+			v, err := resolvePointer(tree, r)
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				continue
+			}
+			m, _ = v.(map[string]any)
+		}
+		if m["in"] == "path" && m["required"] == true {
+			if name, ok := m["name"].(string); ok {
+				out[name] = true
+			}
+		}
+	}
+	return out
+}
+
+// TestOpenAPIRefsResolve checks that every $ref points into the document.
+func TestOpenAPIRefsResolve(t *testing.T) {
+	_, tree := parseOpenAPI(t)
+	n := 0
+	var walk func(at string, v any)
+	walk = func(at string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"]; ok {
+				n++
+				s, _ := r.(string)
+				if _, err := resolvePointer(tree, s); err != nil {
+					t.Errorf("%s: $ref %q: %v", at, s, err)
+				}
+			}
+			for k, c := range v {
+				walk(at+"/"+k, c)
+			}
+		case []any:
+			for i, c := range v {
+				walk(at+"/"+strconv.Itoa(i), c)
+			}
+		}
+	}
+	walk("#", tree)
+	if n == 0 {
+		t.Fatal("no $ref found; the document is expected to use components")
+	}
+}
+
+// resolvePointer follows a local JSON pointer reference such as "#/components/schemas/Call".
+func resolvePointer(tree any, ref string) (any, error) {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, errString("only local references are used")
+	}
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		return nil, err
+	}
+	cur := tree
+	if frag == "" {
+		return cur, nil
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, errString("cannot descend into " + tok)
+		}
+		if cur, ok = m[tok]; !ok {
+			return nil, errString("no " + tok)
+		}
+	}
+	return cur, nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
