@@ -104,7 +104,7 @@ func (o *object) integer(key string, required bool, def int) int {
 		return def
 	}
 	var n json.Number
-	if err := json.Unmarshal(v, &n); err != nil {
+	if v[0] == '"' || json.Unmarshal(v, &n) != nil {
 		o.errs.Add(o.name(key), "must be an integer")
 		return def
 	}

@@ -115,7 +115,7 @@ func (s *Server) getSchedule(ctx context.Context, r *request) (response, error) 
 	for i, a := range attempts {
 		v.Attempts[i] = viewAttempt(a)
 		v.AttemptCounts[v.Attempts[i].State]++
-		if st := v.Attempts[i].State; st == string(schedule.Pending) || st == "calling" {
+		if schedule.Live(v.Attempts[i].State) {
 			live++
 		}
 	}

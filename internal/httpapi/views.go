@@ -87,33 +87,32 @@ type attemptView struct {
 // progress of their call (in-progress until it ends, then completed).
 func viewAttempt(a schedule.Attempt) attemptView {
 	v := attemptView{ID: a.ID, ContactID: a.ContactID, DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error, UpdatedAt: ts(a.UpdatedAt)}
+	ended := a.CallStatus == int(call.Ended)
+	v.State = schedule.Progress(a.State, ended)
 	if a.CallID != "" {
 		cid := a.CallID
 		v.CallID = &cid
-		v.State = "calling"
-		if a.CallStatus == int(call.Ended) {
-			v.State = "completed"
-			o := a.CallOutcome
-			v.Outcome = &o
-		}
+	}
+	if ended {
+		o := a.CallOutcome
+		v.Outcome = &o
 	}
 	return v
 }
 
 type scheduleView struct {
-	ID              string         `json:"id"`
-	Name            string         `json:"name"`
-	PhoneID         string         `json:"phone_id"`
-	Message         string         `json:"message"`
-	Timezone        string         `json:"timezone"`
-	Dates           []string       `json:"dates"`
-	ContactsID      []string       `json:"contacts_id"`
-	State           string         `json:"state"`
-	CreatedAt       ts             `json:"createdAt"`
-	CanceledAt      ts             `json:"canceledAt"`
-	AttemptCounts   map[string]int `json:"attemptCounts,omitempty"`
-	Attempts        []attemptView  `json:"attempts,omitempty"`
-	pendingAttempts int
+	ID            string         `json:"id"`
+	Name          string         `json:"name"`
+	PhoneID       string         `json:"phone_id"`
+	Message       string         `json:"message"`
+	Timezone      string         `json:"timezone"`
+	Dates         []string       `json:"dates"`
+	ContactsID    []string       `json:"contacts_id"`
+	State         string         `json:"state"`
+	CreatedAt     ts             `json:"createdAt"`
+	CanceledAt    ts             `json:"canceledAt"`
+	AttemptCounts map[string]int `json:"attemptCounts,omitempty"`
+	Attempts      []attemptView  `json:"attempts,omitempty"`
 }
 
 func viewSchedule(s schedule.Schedule) scheduleView {
@@ -139,10 +138,13 @@ func scheduleState(s schedule.Schedule, live int) string {
 
 func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
 	v := viewSchedule(s.Schedule)
-	v.AttemptCounts = map[string]int{}
+	v.AttemptCounts = s.Attempts
+	live := 0
 	for k, n := range s.Attempts {
-		v.AttemptCounts[string(k)] = n
+		if schedule.Live(k) {
+			live += n
+		}
 	}
-	v.State = scheduleState(s.Schedule, s.Attempts[schedule.Pending])
+	v.State = scheduleState(s.Schedule, live)
 	return v
 }

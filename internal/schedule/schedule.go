@@ -71,3 +71,18 @@ func ParseDate(s string) (time.Time, bool) {
 	}
 	return t.UTC(), true
 }
+
+// Progress is an attempt's state as users see it: a dialed attempt is
+// "calling" until its call ends, then "completed".
+func Progress(state AttemptState, callEnded bool) string {
+	if state != Dialed {
+		return string(state)
+	}
+	if callEnded {
+		return "completed"
+	}
+	return "calling"
+}
+
+// Live reports whether an attempt in the given progress may still produce a call.
+func Live(progress string) bool { return progress == string(Pending) || progress == "calling" }

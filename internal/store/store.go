@@ -37,10 +37,11 @@ type CallFilter struct {
 	Page
 }
 
-// ScheduleSummary is a schedule with its attempts counted by state.
+// ScheduleSummary is a schedule with its attempts counted by progress
+// (schedule.Progress: pending, calling, completed, canceled, failed).
 type ScheduleSummary struct {
 	schedule.Schedule
-	Attempts map[schedule.AttemptState]int
+	Attempts map[string]int
 }
 
 // Idempotent is a stored response to a request made with an Idempotency-Key.
@@ -125,7 +126,8 @@ type Store interface {
 	CreateSchedule(ctx context.Context, s schedule.Schedule, attempts []schedule.Attempt) error
 	GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error)
 	ListSchedules(ctx context.Context, orgID string, p Page) ([]ScheduleSummary, int, error)
-	// CancelSchedule cancels the pending attempts and returns how many.
+	// CancelSchedule cancels the pending attempts and returns how many; a
+	// schedule with none pending is left as it is.
 	CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error)
 	// GetAttempt reads an attempt and its schedule, for the dialer.
 	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)

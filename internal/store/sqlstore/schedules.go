@@ -122,25 +122,27 @@ func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) (
 			rows.Close()
 			return nil, 0, err
 		}
-		out = append(out, store.ScheduleSummary{Schedule: sc, Attempts: map[schedule.AttemptState]int{}})
+		out = append(out, store.ScheduleSummary{Schedule: sc, Attempts: map[string]int{}})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
 	for i := range out {
-		rows, err := s.query(ctx, s.r, `SELECT state, COUNT(*) FROM attempts WHERE schedule_id = ? GROUP BY state`, out[i].ID)
+		rows, err := s.query(ctx, s.r, `SELECT a.state, CASE WHEN c.status = 3 THEN 1 ELSE 0 END, COUNT(*)
+			FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> ''
+			WHERE a.schedule_id = ? GROUP BY 1, 2`, out[i].ID)
 		if err != nil {
 			return nil, 0, err
 		}
 		for rows.Next() {
 			var st string
-			var n int
-			if err := rows.Scan(&st, &n); err != nil {
+			var ended, n int
+			if err := rows.Scan(&st, &ended, &n); err != nil {
 				rows.Close()
 				return nil, 0, err
 			}
-			out[i].Attempts[schedule.AttemptState(st)] = n
+			out[i].Attempts[schedule.Progress(schedule.AttemptState(st), ended == 1)] += n
 		}
 		rows.Close()
 	}
@@ -151,15 +153,18 @@ func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) (
 func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, `UPDATE schedules SET canceled_at = CASE WHEN canceled_at = 0 THEN ? ELSE canceled_at END WHERE org_id = ? AND id = ?`, ms(at), orgID, id)
-		if err := affected(res, err, "schedule"); err != nil {
-			return err
+		var one int
+		if err := s.row(ctx, tx, `SELECT 1 FROM schedules WHERE org_id = ? AND id = ?`, orgID, id).Scan(&one); err != nil {
+			return notFound(err, "schedule")
 		}
-		res, err = s.exec(ctx, tx, `UPDATE attempts SET state = 'canceled', updated_at = ? WHERE schedule_id = ? AND state = 'pending'`, ms(at), id)
+		res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'canceled', updated_at = ? WHERE schedule_id = ? AND state = 'pending'`, ms(at), id)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = s.exec(ctx, tx, `UPDATE schedules SET canceled_at = ? WHERE id = ? AND canceled_at = 0`, ms(at), id)
 		return err
 	})
 	return int(n), err
