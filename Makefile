@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build run test test-short vet fmt bench-api lint clean
+.PHONY: help build run test test-short vet fmt bench-api fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -34,3 +34,6 @@ bench-api: ## REST listing benchmark over 1,000,000 calls vs a bare handler; wri
 
 clean: ## remove build output
 	rm -rf bin
+
+fuzz: ## fuzz request decoding for a minute
+	$(GO) test -run '^$$' -fuzz FuzzRequests -fuzztime 60s ./internal/app/
