@@ -300,3 +300,5 @@ func dueIn(d time.Duration) string {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func testClient() *http.Client { return &http.Client{Timeout: 10 * time.Second} }

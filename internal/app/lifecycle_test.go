@@ -1,0 +1,65 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestShutdownEndsLiveCalls: a graceful stop ends live calls with
+// system-shutdown, and the record survives the restart; logs carry the
+// request and organization ids but never the key.
+func TestShutdownEndsLiveCalls(t *testing.T) {
+	cfg := testConfig("sqlite:" + t.TempDir() + "/shutdown.db")
+	cfg.Sandbox.TalkTime = time.Hour
+	var logs syncBuffer
+	m, err := Start(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &testBundle{t: t, m: m, cfg: cfg, key: m.BootstrapKey, org: m.OrgID, http: testClient()}
+	t.Cleanup(b.stop)
+	f := b.fixture(b.key, "+14155550100")
+	callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+14155551234"}).Body["callId"].(string)
+	b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"] == 2.0 })
+
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	b.m = nil
+	if strings.Contains(logs.String(), b.key) || strings.Contains(logs.String(), strings.SplitN(b.key, "_", 3)[2]) {
+		t.Errorf("logs contain the API key")
+	}
+	if !strings.Contains(logs.String(), `"org_id":"`+b.org+`"`) || !strings.Contains(logs.String(), `"request_id":"req_`) {
+		t.Errorf("request logs lack org_id %s or request_id", b.org)
+	}
+
+	b2 := start(t, cfg)
+	b2.key = b.key
+	c := b2.must(200, "GET", "/v1/calls/"+callID, nil).data()
+	if c["status"] != 3.0 || c["endedReason"] != "system-shutdown" || c["outcome"] != "completed" {
+		t.Errorf("live call after graceful shutdown = %v, want ended/completed/system-shutdown", c)
+	}
+}
