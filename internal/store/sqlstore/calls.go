@@ -106,7 +106,11 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	if f.Offset() >= total {
 		return out, total, nil
 	}
-	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+	// Deferred join: page through the covering index, then fetch only the
+	// page's rows, so a deep OFFSET never reads skipped rows from the table.
+	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE id IN (
+			SELECT id FROM calls WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?)
+		ORDER BY created_at DESC, id DESC`,
 		append(args, f.PageSize, f.Offset())...)
 	if err != nil {
 		return nil, 0, err
