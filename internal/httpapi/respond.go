@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -25,6 +26,10 @@ var statusOf = map[apperr.Kind]int{
 	apperr.MethodNotAllowed:     http.StatusMethodNotAllowed,
 	apperr.Unavailable:          http.StatusServiceUnavailable,
 }
+
+// StatusClientClosed is logged (never seen by a client) when the client
+// disconnected before its answer was ready (nginx's 499).
+const StatusClientClosed = 499
 
 // envelope is every success body: the contract's fields plus pagination and requestId.
 type envelope struct {
@@ -79,6 +84,11 @@ func ok(status int, message string, data any) response {
 func errorResponse(err error, requestID string, log *slog.Logger) (int, []byte, http.Header) {
 	var e *apperr.Error
 	if !errors.As(err, &e) {
+		if errors.Is(err, context.Canceled) {
+			// The client went away; nobody reads this answer and it is not a server fault.
+			body, _ := json.Marshal(errorBody{Message: "client closed the request", Error: errorInfo{Code: "client_closed_request", Fields: []apperr.FieldError{}}, RequestID: requestID})
+			return StatusClientClosed, body, http.Header{}
+		}
 		e = &apperr.Error{Kind: apperr.Internal, Message: "internal server error", Err: err}
 	}
 	status := statusOf[e.Kind]

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
@@ -15,11 +17,15 @@ var jsonMarshal = json.Marshal
 // ts renders a time as RFC 3339 UTC with milliseconds, or null.
 type ts time.Time
 
-func (t ts) MarshalJSON() ([]byte, error) {
+func (t ts) MarshalJSON() ([]byte, error) { return t.appendJSON(make([]byte, 0, 26)), nil }
+
+func (t ts) appendJSON(b []byte) []byte {
 	if time.Time(t).IsZero() {
-		return []byte("null"), nil
+		return append(b, "null"...)
 	}
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+	b = append(b, '"')
+	b = time.Time(t).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+	return append(b, '"')
 }
 
 // callView is a call as the API shows it.
@@ -41,6 +47,55 @@ type callView struct {
 	StartedAt       ts      `json:"startedAt"`
 	EndedAt         ts      `json:"endedAt"`
 	DurationSeconds float64 `json:"durationSeconds"`
+}
+
+// MarshalJSON writes the call by hand: listings render thousands of calls a
+// second and reflection-based encoding was a tenth of the listing's CPU.
+// A test checks it against the reflective encoding of the same struct.
+func (v callView) MarshalJSON() ([]byte, error) { return v.appendJSON(make([]byte, 0, 640)), nil }
+
+func (v callView) appendJSON(b []byte) []byte {
+	str := func(b []byte, key, val string) []byte {
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		return appendString(b, val)
+	}
+	optStr := func(b []byte, key string, val *string) []byte {
+		if val == nil {
+			b = append(b, ',', '"')
+			b = append(b, key...)
+			return append(b, `":null`...)
+		}
+		return str(b, key, *val)
+	}
+	when := func(b []byte, key string, t ts) []byte {
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		return t.appendJSON(b)
+	}
+	b = append(b, `{"id":`...)
+	b = appendString(b, v.ID)
+	b = str(b, "type", v.Type)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(v.Status), 10)
+	b = str(b, "statusText", v.StatusText)
+	b = optStr(b, "outcome", v.Outcome)
+	b = optStr(b, "endedReason", v.EndedReason)
+	b = str(b, "assistantId", v.AssistantID)
+	for _, f := range [...]struct{ k, v string }{{"phonePurchaseId", v.PhonePurchaseID}, {"from", v.From}, {"to", v.To}, {"provider", v.Provider}, {"scheduleAttemptId", v.AttemptID}} {
+		if f.v != "" {
+			b = str(b, f.k, f.v)
+		}
+	}
+	b = when(b, "createdAt", v.CreatedAt)
+	b = when(b, "updatedAt", v.UpdatedAt)
+	b = when(b, "startedAt", v.StartedAt)
+	b = when(b, "endedAt", v.EndedAt)
+	b = append(b, `,"durationSeconds":`...)
+	b = strconv.AppendFloat(b, v.DurationSeconds, 'f', -1, 64)
+	return append(b, '}')
 }
 
 func viewCall(c call.Call) callView {
@@ -147,4 +202,22 @@ func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
 	}
 	v.State = scheduleState(s.Schedule, live)
 	return v
+}
+
+// appendString appends s as a JSON string: quotes, backslashes and control
+// characters escaped, invalid UTF-8 replaced, as encoding/json does.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029:
+			b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r) // invalid bytes arrive as RuneError and are written as U+FFFD
+		}
+	}
+	return append(b, '"')
 }
