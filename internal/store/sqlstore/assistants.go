@@ -75,10 +75,19 @@ func (s *Store) UpdateAssistant(ctx context.Context, a assistant.Assistant) erro
 }
 
 // DeleteAssistant deletes an assistant that no held number uses.
+//
+// The row is deleted first and the purchases checked after, in the same
+// transaction: on PostgreSQL the DELETE waits for any AllocateAssistants
+// holding the row (FOR SHARE) to commit, so the check then sees its
+// allocation; checking first would let both commit.
 func (s *Store) DeleteAssistant(ctx context.Context, orgID, id string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `DELETE FROM assistants WHERE org_id = ? AND id = ?`, orgID, id)
+		if err := affected(res, err, "assistant"); err != nil {
+			return err
+		}
 		var number string
-		err := s.row(ctx, tx, `SELECT number FROM purchases WHERE org_id = ? AND released_at = 0 AND (inbound_assistant_id = ? OR outbound_assistant_id = ?) LIMIT 1`,
+		err = s.row(ctx, tx, `SELECT number FROM purchases WHERE org_id = ? AND released_at = 0 AND (inbound_assistant_id = ? OR outbound_assistant_id = ?) LIMIT 1`,
 			orgID, id, id).Scan(&number)
 		if err == nil {
 			return apperr.Conflictf("assistant is allocated to %s; allocate another assistant to it first", number)
@@ -86,7 +95,6 @@ func (s *Store) DeleteAssistant(ctx context.Context, orgID, id string) error {
 		if err != sql.ErrNoRows {
 			return err
 		}
-		res, err := s.exec(ctx, tx, `DELETE FROM assistants WHERE org_id = ? AND id = ?`, orgID, id)
-		return affected(res, err, "assistant")
+		return nil
 	})
 }

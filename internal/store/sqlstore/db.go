@@ -126,6 +126,16 @@ func (s *Store) tx1(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// forShare ends a SELECT whose rows must stay as read until commit, against
+// a concurrent UPDATE or DELETE: FOR SHARE on PostgreSQL; nothing on SQLite,
+// whose single writer already serializes write transactions.
+func (s *Store) forShare() string {
+	if s.d.Name == "postgres" {
+		return " FOR SHARE"
+	}
+	return ""
+}
+
 // exec runs one statement on q (a pool or a transaction).
 func (s *Store) exec(ctx context.Context, q querier, query string, args ...any) (sql.Result, error) {
 	return q.ExecContext(ctx, s.q(query), args...)

@@ -89,8 +89,9 @@ func (s *Store) AllocateAssistants(ctx context.Context, orgID, purchaseID, inbou
 			if aid == "" {
 				continue
 			}
+			// Locked against a concurrent DeleteAssistant until commit.
 			var one int
-			err := s.row(ctx, tx, `SELECT 1 FROM assistants WHERE org_id = ? AND id = ?`, orgID, aid).Scan(&one)
+			err := s.row(ctx, tx, `SELECT 1 FROM assistants WHERE org_id = ? AND id = ?`+s.forShare(), orgID, aid).Scan(&one)
 			if err == sql.ErrNoRows {
 				missing.Add(field, "assistant %s not found", aid)
 			} else if err != nil {
@@ -114,11 +115,14 @@ func (s *Store) AllocateAssistants(ctx context.Context, orgID, purchaseID, inbou
 // ReleasePurchase releases a number and deletes its contacts.
 func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.getPurchase(ctx, tx, orgID, id); err != nil {
+		// Release first: the row lock makes a concurrent AddContacts either
+		// commit before the contacts are deleted below or find no purchase.
+		res, err := s.exec(ctx, tx, `UPDATE purchases SET released_at = ?, updated_at = ? WHERE org_id = ? AND id = ? AND released_at = 0`, ms(at), ms(at), orgID, id)
+		if err := affected(res, err, "phone purchase"); err != nil {
 			return err
 		}
 		var sid string
-		err := s.row(ctx, tx, `SELECT s.id FROM schedules s JOIN attempts a ON a.schedule_id = s.id
+		err = s.row(ctx, tx, `SELECT s.id FROM schedules s JOIN attempts a ON a.schedule_id = s.id
 			WHERE s.org_id = ? AND s.purchase_id = ? AND a.state = 'pending' LIMIT 1`, orgID, id).Scan(&sid)
 		if err == nil {
 			return apperr.Conflictf("schedule %s has pending calls on this number; cancel it first", sid)
@@ -126,10 +130,7 @@ func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.T
 		if err != sql.ErrNoRows {
 			return err
 		}
-		if _, err := s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ?`, orgID, id); err != nil {
-			return err
-		}
-		_, err = s.exec(ctx, tx, `UPDATE purchases SET released_at = ?, updated_at = ? WHERE org_id = ? AND id = ?`, ms(at), ms(at), orgID, id)
+		_, err = s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ?`, orgID, id)
 		return err
 	})
 }
@@ -140,8 +141,10 @@ func (s *Store) AddContacts(ctx context.Context, orgID, purchaseID string, cs []
 	var dups []int
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		created, dups = nil, nil
-		if _, err := s.getPurchase(ctx, tx, orgID, purchaseID); err != nil {
-			return err
+		// Locked against a concurrent ReleasePurchase until commit.
+		var one int
+		if err := s.row(ctx, tx, `SELECT 1 FROM purchases WHERE org_id = ? AND id = ? AND released_at = 0`+s.forShare(), orgID, purchaseID).Scan(&one); err != nil {
+			return notFound(err, "phone purchase")
 		}
 		seq := time.Now().UnixNano()
 		for i, c := range cs {

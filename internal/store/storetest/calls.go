@@ -67,7 +67,7 @@ func testCalls(t *testing.T, open Opener) {
 
 	t.Run("ListFiltersAndPaging", func(t *testing.T) {
 		t.Parallel()
-		s, ctx := open(t), t.Context()
+		s := open(t)
 		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
 		// c[i] is created at t0 + i s: even ones web, odd ones phone.
 		var c []call.Call
@@ -84,7 +84,6 @@ func testCalls(t *testing.T, open Opener) {
 		for i := range 3 {
 			mustCall(t, s, newCall(other.ID, call.Web, at(time.Duration(i)*time.Second)))
 		}
-		_ = ctx
 
 		for _, tc := range []struct {
 			f     store.CallFilter

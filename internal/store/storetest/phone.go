@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +99,8 @@ func testAssistants(t *testing.T, open Opener) {
 		equal(t, "GetAssistant(owner) after the other org's update and delete", normAssistant(got), normAssistant(a))
 	})
 
+	t.Run("RaceWithAllocate", func(t *testing.T) { raceAllocateDelete(t, open) })
+
 	t.Run("DeleteWhileAllocated", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
@@ -126,6 +129,45 @@ func testAssistants(t *testing.T, open Opener) {
 		_, err = s.GetAssistant(ctx, o.ID, out.ID)
 		wantKind(t, "GetAssistant after DeleteAssistant", err, apperr.NotFound)
 	})
+}
+
+// raceAllocateDelete races AllocateAssistants and DeleteAssistant on the
+// same assistant, rounds times: exactly one of them may win each round,
+// otherwise a held number is left pointing at a deleted assistant.
+func raceAllocateDelete(t *testing.T, open Opener) {
+	t.Parallel()
+	s, ctx := open(t), t.Context()
+	o := mustOrg(t, s, "Acme")
+	p := mustPurchase(t, s, o.ID, number(1))
+	const rounds = 25
+	for r := range rounds {
+		a := mustAssistant(t, s, o.ID, fmt.Sprintf("a%d", r), t0)
+		var allocErr, delErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			_, allocErr = s.AllocateAssistants(ctx, o.ID, p.ID, a.ID, "", "", at(time.Minute))
+		})
+		wg.Go(func() {
+			<-start
+			delErr = s.DeleteAssistant(ctx, o.ID, a.ID)
+		})
+		close(start)
+		wg.Wait()
+		switch {
+		case allocErr == nil && delErr == nil:
+			t.Fatalf("round %d: AllocateAssistants(in=%s) and DeleteAssistant(%s) both succeeded; the held number now uses a deleted assistant", r, a.ID, a.ID)
+		case allocErr == nil:
+			wantKind(t, fmt.Sprintf("round %d: DeleteAssistant racing a successful AllocateAssistants", r), delErr, apperr.Conflict)
+		case delErr == nil:
+			wantKind(t, fmt.Sprintf("round %d: AllocateAssistants racing a successful DeleteAssistant", r), allocErr, apperr.NotFound)
+		default:
+			t.Fatalf("round %d: AllocateAssistants = %v and DeleteAssistant = %v; want exactly one to succeed", r, allocErr, delErr)
+		}
+		_, err := s.AllocateAssistants(ctx, o.ID, p.ID, "", "", "", at(time.Minute))
+		must(t, "AllocateAssistants(clear)", err)
+	}
 }
 
 func testPurchases(t *testing.T, open Opener) {
@@ -423,11 +465,11 @@ func testContacts(t *testing.T, open Opener) {
 		s, ctx := open(t), t.Context()
 		o := mustOrg(t, s, "Acme")
 		p := mustPurchase(t, s, o.ID, number(1))
-		cs := mustContacts(t, s, o.ID, p.ID, numbers(100, 1200)...)
+		cs := mustContacts(t, s, o.ID, p.ID, numbers(100, 700)...)
 		var in, want []string
 		for i, c := range cs {
 			in = append(in, c.ID)
-			if i%200 == 7 {
+			if i%150 == 7 {
 				u := id.New(id.Contact)
 				in = append(in, u)
 				want = append(want, u)
@@ -441,11 +483,13 @@ func testContacts(t *testing.T, open Opener) {
 		if total != len(cs) {
 			t.Errorf("ListContacts total = %d; want %d", total, len(cs))
 		}
-		list, _, err := s.ListContacts(ctx, o.ID, p.ID, store.Page{Page: 4, PageSize: 300})
+		list, _, err := s.ListContacts(ctx, o.ID, p.ID, store.Page{Page: 3, PageSize: 300})
 		must(t, "ListContacts", err)
-		sameIDs(t, "ListContacts(page 4 size 300) of 1200 contacts added in one batch",
-			ids(list, func(c phone.Contact) string { return c.ID }), ids(cs[900:], func(c phone.Contact) string { return c.ID }))
+		sameIDs(t, "ListContacts(page 3 size 300) of 700 contacts added in one batch",
+			ids(list, func(c phone.Contact) string { return c.ID }), ids(cs[600:], func(c phone.Contact) string { return c.ID }))
 	})
+
+	t.Run("RaceWithRelease", func(t *testing.T) { raceAddRelease(t, open) })
 
 	t.Run("ReleaseDeletesContacts", func(t *testing.T) {
 		t.Parallel()

@@ -268,10 +268,17 @@ func testSchedules(t *testing.T, open Opener) {
 		s3, _ := mustSchedule(t, s, o.ID, p, cs[:1], []time.Time{d2}, at(3*time.Second))
 		mustSchedule(t, s, other.ID, po, cso, []time.Time{d1}, at(4*time.Second))
 
-		c := newCall(o.ID, call.Phone, d1)
-		c.PurchaseID, c.AttemptID = p.ID, a1[0].ID
-		mustCall(t, s, c)
+		// s1: a1[0] dialed, call live ("calling"); a1[1] failed; a1[2]
+		// dialed, call ended ("completed"); a1[3] pending.
+		live := newCall(o.ID, call.Phone, d1)
+		live.PurchaseID, live.AttemptID = p.ID, a1[0].ID
+		mustCall(t, s, live)
 		must(t, "FailAttempt", s.FailAttempt(ctx, a1[1].ID, "no", at(time.Hour)))
+		done := newCall(o.ID, call.Phone, d2)
+		done.PurchaseID, done.AttemptID = p.ID, a1[2].ID
+		mustCall(t, s, done)
+		done.Status, done.Outcome, done.EndedAt, done.UpdatedAt = call.Ended, call.Voicemail, d2.Add(time.Minute), d2.Add(time.Minute)
+		must(t, "UpdateCall(ended)", s.UpdateCall(ctx, done, call.Queued))
 		n, err := s.CancelSchedule(ctx, o.ID, s2.ID, at(2*time.Hour))
 		must(t, "CancelSchedule", err)
 		if n != 2 {
@@ -279,18 +286,16 @@ func testSchedules(t *testing.T, open Opener) {
 		}
 		s2.CanceledAt = at(2 * time.Hour)
 
-		type counts map[schedule.AttemptState]int
+		// Attempts are counted by schedule.Progress.
+		progress := []string{string(schedule.Pending), "calling", "completed", string(schedule.Canceled), string(schedule.Failed)}
+		s1Counts := map[string]int{"pending": 1, "calling": 1, "completed": 1, "failed": 1}
 		for _, tc := range []struct {
 			p      store.Page
 			want   []schedule.Schedule
-			counts []counts
+			counts []map[string]int
 		}{
-			{page(1, 10), []schedule.Schedule{s3, s2, s1}, []counts{
-				{schedule.Pending: 1},
-				{schedule.Canceled: 2},
-				{schedule.Pending: 2, schedule.Dialed: 1, schedule.Failed: 1},
-			}},
-			{page(2, 2), []schedule.Schedule{s1}, []counts{{schedule.Pending: 2, schedule.Dialed: 1, schedule.Failed: 1}}},
+			{page(1, 10), []schedule.Schedule{s3, s2, s1}, []map[string]int{{"pending": 1}, {"canceled": 2}, s1Counts}},
+			{page(2, 2), []schedule.Schedule{s1}, []map[string]int{s1Counts}},
 			{page(3, 2), nil, nil},
 		} {
 			list, total, err := s.ListSchedules(ctx, o.ID, tc.p)
@@ -307,9 +312,14 @@ func testSchedules(t *testing.T, open Opener) {
 				continue
 			}
 			for i, x := range list {
-				for _, st := range []schedule.AttemptState{schedule.Pending, schedule.Dialed, schedule.Canceled, schedule.Failed} {
-					if x.Attempts[st] != tc.counts[i][st] {
-						t.Errorf("%s: schedule %d (%s) has %d %s attempts; want %d (all counts %v)", call, i, x.ID, x.Attempts[st], st, tc.counts[i][st], x.Attempts)
+				for _, pr := range progress {
+					if x.Attempts[pr] != tc.counts[i][pr] {
+						t.Errorf("%s: schedule %d (%s) has %d %s attempts; want %d (all counts %v)", call, i, x.ID, x.Attempts[pr], pr, tc.counts[i][pr], x.Attempts)
+					}
+				}
+				for k, n := range x.Attempts {
+					if n != 0 && !slices.Contains(progress, k) {
+						t.Errorf("%s: schedule %d (%s) counts %d attempts under %q, which is no progress (want one of %v)", call, i, x.ID, n, k, progress)
 					}
 				}
 			}
@@ -320,6 +330,29 @@ func testSchedules(t *testing.T, open Opener) {
 			t.Errorf("ListSchedules(other org) total = %d; want 1", total)
 		}
 	})
+
+	t.Run("CancelWithNonePending", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		f := newScheduleFixture(t, s, 2, d1)
+		c := mustCall(t, s, scheduledCall(f, f.attempts[0], d1))
+		must(t, "FailAttempt", s.FailAttempt(ctx, f.attempts[1].ID, "no", at(time.Hour)))
+		want := slices.Clone(f.attempts)
+		want[0].State, want[0].CallID, want[0].CallStatus = schedule.Dialed, c.ID, int(call.Queued)
+		want[1].State, want[1].Error = schedule.Failed, "no"
+
+		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))
+		must(t, "CancelSchedule", err)
+		if n != 0 {
+			t.Errorf("CancelSchedule(schedule with no pending attempt) = %d; want 0", n)
+		}
+		sc, _, err := s.GetSchedule(ctx, f.orgID, f.sc.ID)
+		must(t, "GetSchedule", err)
+		equal(t, "GetSchedule after CancelSchedule of a schedule with none pending (left as it is)", normSchedule(sc), normSchedule(f.sc))
+		checkAttempts(t, s, "after CancelSchedule with none pending", f, want)
+	})
+
+	t.Run("RaceDialCancel", func(t *testing.T) { raceDialCancel(t, open) })
 
 	t.Run("ReleaseWithPendingAttempts", func(t *testing.T) {
 		t.Parallel()

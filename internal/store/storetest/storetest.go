@@ -151,11 +151,23 @@ func normAttemptNoUpdated(a schedule.Attempt) schedule.Attempt {
 // named call.
 func equal(t *testing.T, call string, got, want any) bool {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s:\n got  %+v\n want %+v", call, got, want)
+	if reflect.DeepEqual(got, want) {
+		return true
+	}
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	if g.Kind() == reflect.Slice && w.Kind() == reflect.Slice && g.Len() == w.Len() {
+		// Same length: name only the elements that differ.
+		var b strings.Builder
+		for i := range g.Len() {
+			if !reflect.DeepEqual(g.Index(i).Interface(), w.Index(i).Interface()) {
+				fmt.Fprintf(&b, "\n [%d] got  %+v\n [%d] want %+v", i, g.Index(i).Interface(), i, w.Index(i).Interface())
+			}
+		}
+		t.Errorf("%s: %d elements, some differ:%s", call, g.Len(), b.String())
 		return false
 	}
-	return true
+	t.Errorf("%s:\n got  %+v\n want %+v", call, got, want)
+	return false
 }
 
 // sameIDs compares two lists of ids in order.
