@@ -36,6 +36,7 @@ type Store struct {
 	w, r    *sql.DB // writer and reader pools; the same pool on PostgreSQL
 	d       Dialect
 	queries sync.Map // original query → rebound query
+	stmts   sync.Map // stmtKey → *sql.Stmt
 }
 
 // New returns a Store writing through w and reading through r.
@@ -57,8 +58,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.r.PingContext(ctx)
 }
 
-// Close closes both pools.
+// Close closes the prepared statements and both pools.
 func (s *Store) Close() error {
+	s.stmts.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
@@ -136,17 +141,64 @@ func (s *Store) forShare() string {
 	return ""
 }
 
+// prepared returns q itself inside a transaction, or for a pool a cached
+// prepared statement of query (database/sql prepares it once per connection),
+// so hot queries are not parsed again on every request.
+func (s *Store) prepared(ctx context.Context, q querier, query string) (querier, string) {
+	db, ok := q.(*sql.DB)
+	if !ok {
+		return q, s.q(query)
+	}
+	key := stmtKey{db, query}
+	if v, ok := s.stmts.Load(key); ok {
+		return stmtQuerier{v.(*sql.Stmt)}, ""
+	}
+	st, err := db.PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return q, s.q(query) // let the query itself report the error
+	}
+	if v, loaded := s.stmts.LoadOrStore(key, st); loaded {
+		st.Close()
+		st = v.(*sql.Stmt)
+	}
+	return stmtQuerier{st}, ""
+}
+
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// stmtQuerier runs a prepared statement through the querier interface; the
+// query text argument is ignored.
+type stmtQuerier struct{ st *sql.Stmt }
+
+func (q stmtQuerier) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
+	return q.st.ExecContext(ctx, args...)
+}
+
+func (q stmtQuerier) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return q.st.QueryContext(ctx, args...)
+}
+
+func (q stmtQuerier) QueryRowContext(ctx context.Context, _ string, args ...any) *sql.Row {
+	return q.st.QueryRowContext(ctx, args...)
+}
+
 // exec runs one statement on q (a pool or a transaction).
 func (s *Store) exec(ctx context.Context, q querier, query string, args ...any) (sql.Result, error) {
-	return q.ExecContext(ctx, s.q(query), args...)
+	pq, text := s.prepared(ctx, q, query)
+	return pq.ExecContext(ctx, text, args...)
 }
 
 func (s *Store) query(ctx context.Context, q querier, query string, args ...any) (*sql.Rows, error) {
-	return q.QueryContext(ctx, s.q(query), args...)
+	pq, text := s.prepared(ctx, q, query)
+	return pq.QueryContext(ctx, text, args...)
 }
 
 func (s *Store) row(ctx context.Context, q querier, query string, args ...any) *sql.Row {
-	return q.QueryRowContext(ctx, s.q(query), args...)
+	pq, text := s.prepared(ctx, q, query)
+	return pq.QueryRowContext(ctx, text, args...)
 }
 
 // ms and fromMS convert between time.Time and the schema's Unix milliseconds;

@@ -14,6 +14,7 @@ import (
 func (s *Store) Bootstrap(ctx context.Context, org auth.Org, key auth.Key) (bool, error) {
 	created := false
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		created = false
 		if s.d.SerializeTx != "" {
 			if _, err := s.exec(ctx, tx, s.d.SerializeTx); err != nil {
 				return err
@@ -32,10 +33,13 @@ func (s *Store) Bootstrap(ctx context.Context, org auth.Org, key auth.Key) (bool
 		created = true
 		return s.insertKey(ctx, tx, key)
 	})
-	if err != nil && s.d.IsUnique(err) {
-		return false, nil // another node bootstrapped first
+	if err != nil {
+		if s.d.IsUnique(err) {
+			return false, nil // another node bootstrapped first
+		}
+		return false, err
 	}
-	return created, err
+	return created, nil
 }
 
 // CreateOrg stores a new organization.

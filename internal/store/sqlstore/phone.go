@@ -175,6 +175,9 @@ func scanContact(sc interface{ Scan(...any) error }) (phone.Contact, error) {
 	var meta string
 	var created int64
 	err := sc.Scan(&c.ID, &c.OrgID, &c.PurchaseID, &c.Name, &c.PhoneNumber, &c.Timezone, &meta, &created)
+	if meta == "" {
+		meta = "{}"
+	}
 	c.Metadata = []byte(meta)
 	c.CreatedAt = fromMS(created)
 	return c, err
