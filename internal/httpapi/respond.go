@@ -43,6 +43,64 @@ type envelope struct {
 	RequestID  string      `json:"requestId"`
 }
 
+// appendJSON renders the envelope without reflection over its data when the
+// data can render itself (call listings), so the hot path neither reflects
+// nor re-validates JSON; other data goes through encoding/json.
+func (e envelope) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"status":`...)
+	b = strconv.AppendBool(b, e.Status)
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	if e.ID != "" {
+		b = append(b, `,"id":`...)
+		b = appendString(b, e.ID)
+	}
+	if e.CallID != "" {
+		b = append(b, `,"callId":`...)
+		b = appendString(b, e.CallID)
+	}
+	for _, f := range []struct {
+		key string
+		val any
+		set bool
+	}{{"gateway", e.Gateway, e.Gateway != nil}, {"data", e.Data, e.Data != nil}, {"pagination", e.Pagination, e.Pagination != nil}} {
+		if !f.set {
+			continue
+		}
+		b = append(b, ',', '"')
+		b = append(b, f.key...)
+		b = append(b, '"', ':')
+		switch v := f.val.(type) {
+		case []callView:
+			b = append(b, '[')
+			for i := range v {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = v[i].appendJSON(b)
+			}
+			b = append(b, ']')
+		case *pagination:
+			b = append(b, `{"page":`...)
+			b = strconv.AppendInt(b, int64(v.Page), 10)
+			b = append(b, `,"pageSize":`...)
+			b = strconv.AppendInt(b, int64(v.PageSize), 10)
+			b = append(b, `,"total":`...)
+			b = strconv.AppendInt(b, int64(v.Total), 10)
+			b = append(b, '}')
+		default:
+			j, err := jsonMarshal(v)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, j...)
+		}
+	}
+	b = append(b, `,"requestId":`...)
+	b = appendString(b, e.RequestID)
+	return append(b, '}'), nil
+}
+
 type pagination struct {
 	Page     int `json:"page"`
 	PageSize int `json:"pageSize"`

@@ -245,7 +245,11 @@ func (s *Server) call(ctx context.Context, rt *route, req *request) (int, []byte
 		return resp.status, resp.raw, http.Header{}
 	}
 	resp.body.RequestID = req.id
-	b, err := jsonMarshal(resp.body)
+	size := 1024
+	if calls, ok := resp.body.Data.([]callView); ok {
+		size += 480 * len(calls)
+	}
+	b, err := resp.body.appendJSON(make([]byte, 0, size))
 	if err != nil {
 		return errorResponse(err, req.id, s.log)
 	}

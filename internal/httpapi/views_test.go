@@ -40,3 +40,47 @@ func TestCallViewJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeJSON: the hand-written envelope equals encoding/json's.
+func TestEnvelopeJSON(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	envs := []envelope{
+		{Status: true, Message: "calls", Data: []callView{viewCall(call.Call{ID: "call_a", Type: call.Web, CreatedAt: t0, UpdatedAt: t0})}, Pagination: &pagination{1, 20, 7}, RequestID: "req_1"},
+		{Status: true, Message: "created \"x\"", CallID: "call_b", Gateway: &gateway{"websocket", "/p", "ws://h/p?a=1&b=2"}, RequestID: "req_2"},
+		{Status: true, Message: "scheduled", ID: "sch_1", Data: map[string]int{"n": 1}, RequestID: "req_3"},
+		{Status: true, Message: "empty", Data: []callView{}, RequestID: "req_4"},
+	}
+	for i, e := range envs {
+		got, err := e.appendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type plain envelope
+		want, _ := json.Marshal(plain(e))
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("envelope %d: invalid JSON %v: %s", i, err, got)
+		}
+		_ = json.Unmarshal(want, &w)
+		gb, _ := json.Marshal(g)
+		wb, _ := json.Marshal(w)
+		if string(gb) != string(wb) {
+			t.Errorf("envelope %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+func TestAppendTimestamp(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 21, 10, 4, 5, 123_456_789, time.UTC),
+		time.Date(1999, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)),
+		time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(12026, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		got := string(appendTimestamp(nil, tm))
+		want := tm.UTC().Format("2006-01-02T15:04:05.000Z")
+		if got != want {
+			t.Errorf("appendTimestamp(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}

@@ -50,7 +50,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	// Readers map the file (no read syscall per page) and keep a larger
+	// page cache: listings walk index pages of millions of rows.
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)&_pragma=cache_size(-32000)")
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -73,7 +75,8 @@ func (db *DB) Migrate(ctx context.Context) error {
 // Dialect is SQLite's: "?" placeholders, SQLITE_CONSTRAINT_UNIQUE, SQLITE_BUSY.
 func Dialect() sqlstore.Dialect {
 	return sqlstore.Dialect{
-		Name: "sqlite",
+		Name:              "sqlite",
+		UncancelableReads: true,
 		IsUnique: func(err error) bool {
 			var e *sqlite.Error
 			if errors.As(err, &e) {

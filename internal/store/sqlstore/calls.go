@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,38 +94,80 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	}
 	cond := strings.Join(where, " AND ")
 
-	var total int
-	var err error
-	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() {
-		err = s.row(ctx, s.r, `SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE `+cond, args...).Scan(&total)
-	} else {
-		err = s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total)
-	}
+	// The organization's per-(type, status) totals give the unfiltered
+	// totals and a version of all its calls (see pageCache).
+	counts, err := s.callCounts(ctx, orgID)
 	if err != nil {
 		return nil, 0, err
 	}
+	key := pageKey{org: orgID, cond: cond, args: fmt.Sprint(args...), page: f.Page.Page, size: f.PageSize}
+	if e, ok := s.pages.get(key, counts.version()); ok {
+		return slices.Clone(e.calls), e.total, nil
+	}
+	var total int
+	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() {
+		total = counts.total(f.Type, f.Status)
+	} else if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	out, err := s.listPage(ctx, cond, args, f, total)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.pages.put(key, counts.version(), pageEntry{calls: slices.Clone(out), total: total})
+	return out, total, nil
+}
+
+// listPage reads one page of calls.
+func (s *Store) listPage(ctx context.Context, cond string, args []any, f store.CallFilter, total int) ([]call.Call, error) {
 	out := []call.Call{}
 	if f.Offset() >= total {
-		return out, total, nil
+		return out, nil
 	}
-	// Deferred join: page through the covering index, then fetch only the
-	// page's rows, so a deep OFFSET never reads skipped rows from the table.
-	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE id IN (
-			SELECT id FROM calls WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?)
-		ORDER BY created_at DESC, id DESC`,
+	// Two steps: the page's ids from the covering index alone (a deep
+	// OFFSET skips index entries, never table rows), then those rows by
+	// primary key. (One statement with IN (subquery … LIMIT ? OFFSET ?) is
+	// re-prepared by SQLite on every run.)
+	idRows, err := s.query(ctx, s.r, `SELECT id FROM calls WHERE `+cond+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		append(args, f.PageSize, f.Offset())...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
+	}
+	var ids []any
+	for idRows.Next() {
+		var id string
+		if err := idRows.Scan(&id); err != nil {
+			idRows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	idRows.Close()
+	if err := idRows.Err(); err != nil || len(ids) == 0 {
+		return out, err
+	}
+	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE id IN (`+placeholders(len(ids))+`)`, ids...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
+	byID := make(map[string]call.Call, len(ids))
 	for rows.Next() {
 		c, err := scanCall(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		out = append(out, c)
+		byID[c.ID] = c
 	}
-	return out, total, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if c, ok := byID[id.(string)]; ok { // a row deleted in between is skipped
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // UpdateCall saves a call whose status was prev when it was read.

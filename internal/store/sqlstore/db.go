@@ -26,10 +26,16 @@ type Dialect struct {
 	IsUnique func(error) bool
 	// IsBusy reports whether err is a transient lock conflict worth a retry.
 	IsBusy func(error) bool
+	// UncancelableReads runs reader-pool queries without the caller's
+	// cancellation (see readCtx).
+	UncancelableReads bool
 	// SerializeTx is run first in transactions that must not interleave
 	// across nodes (bootstrap); empty when transactions already serialize.
 	SerializeTx string
 }
+
+// DefaultPageCache is how many call-listing pages a Store keeps by default.
+const DefaultPageCache = 4096
 
 // Store is the database/sql implementation of store.Store.
 type Store struct {
@@ -37,6 +43,7 @@ type Store struct {
 	d       Dialect
 	queries sync.Map // original query → rebound query
 	stmts   sync.Map // stmtKey → *sql.Stmt
+	pages   *pageCache
 }
 
 // New returns a Store writing through w and reading through r.
@@ -44,7 +51,7 @@ func New(w, r *sql.DB, d Dialect) *Store {
 	if r == nil {
 		r = w
 	}
-	return &Store{w: w, r: r, d: d}
+	return &Store{w: w, r: r, d: d, pages: newPageCache(DefaultPageCache)}
 }
 
 // Writer is the pool that writes; the job queue shares it on SQLite.
@@ -192,13 +199,27 @@ func (s *Store) exec(ctx context.Context, q querier, query string, args ...any) 
 }
 
 func (s *Store) query(ctx context.Context, q querier, query string, args ...any) (*sql.Rows, error) {
+	ctx = s.readCtx(ctx, q)
 	pq, text := s.prepared(ctx, q, query)
 	return pq.QueryContext(ctx, text, args...)
 }
 
 func (s *Store) row(ctx context.Context, q querier, query string, args ...any) *sql.Row {
+	ctx = s.readCtx(ctx, q)
 	pq, text := s.prepared(ctx, q, query)
 	return pq.QueryRowContext(ctx, text, args...)
+}
+
+// readCtx drops cancellation from reads on an embedded database's reader
+// pool: database/sql and the SQLite driver each start a goroutine per query
+// to watch a cancelable context, which cost more than the indexed reads
+// themselves. Those reads take microseconds to a few milliseconds and run
+// to completion; writes and PostgreSQL keep the caller's context.
+func (s *Store) readCtx(ctx context.Context, q querier) context.Context {
+	if s.d.UncancelableReads && q == querier(s.r) {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // ms and fromMS convert between time.Time and the schema's Unix milliseconds;
