@@ -42,7 +42,8 @@ func TestServerErrors(t *testing.T) {
 				continue
 			}
 			expectStatus(t, r, 500, "internal_error")
-			if strings.Contains(strings.ToLower(r.Raw), "sql") || strings.Contains(r.Raw, "_broken") {
+			msg := strings.ToLower(r.Body["message"].(string))
+			if strings.Contains(msg, "sql") || strings.Contains(msg, "_broken") || strings.Contains(msg, "table") {
 				t.Errorf("%s %s 500 body leaks internals: %s", rt.method, rt.path, r.Raw)
 			}
 		}

@@ -85,13 +85,15 @@ CREATE INDEX calls_list ON calls (org_id, created_at, id, type, status);
 CREATE INDEX calls_live ON calls (status, updated_at);
 
 -- Totals per (org, type, status), kept in the same transaction as every
--- call insert and status change, so a listing's total is not a COUNT(*)
--- over millions of rows.
+-- call insert and change, so a listing's total is not a COUNT(*) over
+-- millions of rows. changes counts updates, so that the rows also version
+-- the organization's calls (the listing page cache).
 CREATE TABLE call_counts (
-    org_id TEXT NOT NULL,
-    type   TEXT NOT NULL,
-    status INTEGER NOT NULL,
-    n      BIGINT NOT NULL,
+    org_id  TEXT NOT NULL,
+    type    TEXT NOT NULL,
+    status  INTEGER NOT NULL,
+    n       BIGINT NOT NULL,
+    changes BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (org_id, type, status)
 );
 

@@ -184,13 +184,18 @@ func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status) e
 		} else if n == 0 {
 			return apperr.Conflictf("call %s changed concurrently", c.ID)
 		}
-		if c.Status == prev {
-			return nil
+		if c.Status != prev {
+			if err := s.bumpCount(ctx, tx, c, prev, -1); err != nil {
+				return err
+			}
+			if err := s.bumpCount(ctx, tx, c, c.Status, 1); err != nil {
+				return err
+			}
 		}
-		if err := s.bumpCount(ctx, tx, c, prev, -1); err != nil {
-			return err
-		}
-		return s.bumpCount(ctx, tx, c, c.Status, 1)
+		// Every update moves the organization's call version (see pageCache).
+		_, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`,
+			c.OrgID, string(c.Type), int(c.Status))
+		return err
 	})
 }
 

@@ -8,14 +8,16 @@ import (
 )
 
 // orgCounts are an organization's call totals by (type, status).
-type orgCounts []struct {
-	typ    call.Type
-	status call.Status
-	n      int64
+type orgCounts []countRow
+
+type countRow struct {
+	typ        call.Type
+	status     call.Status
+	n, changes int64
 }
 
 func (s *Store) callCounts(ctx context.Context, orgID string) (orgCounts, error) {
-	rows, err := s.query(ctx, s.r, `SELECT type, status, n FROM call_counts WHERE org_id = ?`, orgID)
+	rows, err := s.query(ctx, s.r, `SELECT type, status, n, changes FROM call_counts WHERE org_id = ?`, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -24,15 +26,11 @@ func (s *Store) callCounts(ctx context.Context, orgID string) (orgCounts, error)
 	for rows.Next() {
 		var typ string
 		var st int
-		var n int64
-		if err := rows.Scan(&typ, &st, &n); err != nil {
+		var n, ch int64
+		if err := rows.Scan(&typ, &st, &n, &ch); err != nil {
 			return nil, err
 		}
-		out = append(out, struct {
-			typ    call.Type
-			status call.Status
-			n      int64
-		}{call.Type(typ), call.Status(st), n})
+		out = append(out, countRow{call.Type(typ), call.Status(st), n, ch})
 	}
 	return out, rows.Err()
 }
@@ -49,15 +47,15 @@ func (c orgCounts) total(typ call.Type, status *call.Status) int {
 }
 
 // version identifies the state of all of an organization's calls. Calls
-// are only ever inserted (the total grows) or moved to a later status by a
-// transition (Σ status×n grows), and call_counts changes in the same
-// transaction as the call, so every change to any call of the organization
-// changes the version. Nothing else writes the calls table.
+// are only ever inserted (Σ n grows) or updated (Σ changes grows), each in
+// the same transaction as its call_counts update, and neither sum ever
+// shrinks; so every change to any call of the organization changes the
+// version. Nothing else writes the calls table.
 func (c orgCounts) version() [2]int64 {
 	var v [2]int64
 	for _, r := range c {
 		v[0] += r.n
-		v[1] += int64(r.status) * r.n
+		v[1] += r.changes
 	}
 	return v
 }

@@ -39,6 +39,43 @@ func rev(xs ...call.Call) []call.Call {
 func page(n, size int) store.Page { return store.Page{Page: n, PageSize: size} }
 
 func testCalls(t *testing.T, open Opener) {
+	t.Run("ListReflectsEveryChange", func(t *testing.T) {
+		// A listing read again after any change (a new call, a status
+		// change, an update that keeps the status) shows the change: a
+		// store that caches pages must notice every write.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		c := mustCall(t, s, newCall(o.ID, call.Phone, at(time.Second)))
+		read := func(step string, want ...call.Call) {
+			t.Helper()
+			for range 2 { // the second read may come from a cache
+				got, total, err := s.ListCalls(ctx, o.ID, store.CallFilter{Page: page(1, 10)})
+				must(t, "ListCalls", err)
+				if total != len(want) || len(got) != len(want) {
+					t.Fatalf("%s: ListCalls = %d calls, total %d; want %d", step, len(got), total, len(want))
+				}
+				for i := range want {
+					equal(t, fmt.Sprintf("%s: ListCalls item %d", step, i), normCall(got[i]), normCall(want[i]))
+				}
+			}
+		}
+		read("after CreateCall", c)
+		d := mustCall(t, s, newCall(o.ID, call.Web, at(2*time.Second)))
+		read("after a second CreateCall", d, c)
+		prev := c.Status
+		c.Status, c.UpdatedAt = call.Ringing, at(3*time.Second)
+		must(t, "UpdateCall(queued → ringing)", s.UpdateCall(ctx, c, prev))
+		read("after a status change", d, c)
+		c.EndedReason, c.UpdatedAt = "note", at(4*time.Second)
+		must(t, "UpdateCall(ringing → ringing)", s.UpdateCall(ctx, c, call.Ringing))
+		read("after an update that kept the status", d, c)
+		// A change in another organization does not disturb this one.
+		other := mustOrg(t, s, "Other")
+		mustCall(t, s, newCall(other.ID, call.Web, at(5*time.Second)))
+		read("after another org's call", d, c)
+	})
+
 	t.Run("CreateGet", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
