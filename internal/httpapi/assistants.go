@@ -109,7 +109,7 @@ func (s *Server) createAssistant(ctx context.Context, r *request) (response, err
 	if err := s.store.CreateAssistant(ctx, a); err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusCreated, "assistant created", a), nil
+	return ok(http.StatusCreated, "assistant created", viewAssistant(a)), nil
 }
 
 func (s *Server) listAssistants(ctx context.Context, r *request) (response, error) {
@@ -122,7 +122,7 @@ func (s *Server) listAssistants(ctx context.Context, r *request) (response, erro
 	if err != nil {
 		return response{}, err
 	}
-	resp := ok(http.StatusOK, "assistants", list)
+	resp := ok(http.StatusOK, "assistants", viewAll(list, viewAssistant))
 	resp.body.Pagination = pageOf(pg, total)
 	return resp, nil
 }
@@ -132,7 +132,7 @@ func (s *Server) getAssistant(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "assistant", a), nil
+	return ok(http.StatusOK, "assistant", viewAssistant(a)), nil
 }
 
 func (s *Server) updateAssistant(ctx context.Context, r *request) (response, error) {
@@ -155,7 +155,7 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 	if err := s.store.UpdateAssistant(ctx, a); err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "assistant updated", a), nil
+	return ok(http.StatusOK, "assistant updated", viewAssistant(a)), nil
 }
 
 func (s *Server) deleteAssistant(ctx context.Context, r *request) (response, error) {

@@ -63,7 +63,7 @@ func (s *Server) listPurchases(ctx context.Context, r *request) (response, error
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "purchased numbers", ps), nil
+	return ok(http.StatusOK, "purchased numbers", viewAll(ps, viewPurchase)), nil
 }
 
 func (s *Server) createPurchase(ctx context.Context, r *request) (response, error) {
@@ -102,7 +102,7 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	if err := s.store.CreatePurchase(ctx, p); err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusCreated, "number purchased", p), nil
+	return ok(http.StatusCreated, "number purchased", viewPurchase(p)), nil
 }
 
 func (s *Server) releasePurchase(ctx context.Context, r *request) (response, error) {
@@ -119,7 +119,7 @@ func (s *Server) releasePurchase(ctx context.Context, r *request) (response, err
 			s.log.Warn("provider release failed; the number is released here", "number", p.Number, "err", err)
 		}
 	}
-	return ok(http.StatusOK, "number released", p), nil
+	return ok(http.StatusOK, "number released", viewPurchase(p)), nil
 }
 
 func (s *Server) listContacts(ctx context.Context, r *request) (response, error) {
@@ -132,7 +132,7 @@ func (s *Server) listContacts(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, err
 	}
-	resp := ok(http.StatusOK, "contacts", cs)
+	resp := ok(http.StatusOK, "contacts", viewAll(cs, viewContact))
 	resp.body.Pagination = pageOf(pg, total)
 	return resp, nil
 }
@@ -363,5 +363,5 @@ func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, e
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "assistants allocated", p), nil
+	return ok(http.StatusOK, "assistants allocated", viewPurchase(p)), nil
 }

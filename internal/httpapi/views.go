@@ -3,6 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"strconv"
+	"switchboard/internal/assistant"
+	"switchboard/internal/phone"
 	"time"
 	"unicode/utf8"
 
@@ -245,4 +247,46 @@ func appendString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// The domain types render their times with encoding/json's default layout;
+// these views shadow them with ts, so every time in the API has the same
+// form (RFC 3339, UTC, milliseconds).
+
+type assistantView struct {
+	assistant.Assistant
+	CreatedAt ts `json:"createdAt"`
+	UpdatedAt ts `json:"updatedAt"`
+}
+
+func viewAssistant(a assistant.Assistant) assistantView {
+	return assistantView{Assistant: a, CreatedAt: ts(a.CreatedAt), UpdatedAt: ts(a.UpdatedAt)}
+}
+
+type purchaseView struct {
+	phone.Purchase
+	CreatedAt ts `json:"createdAt"`
+	UpdatedAt ts `json:"updatedAt"`
+}
+
+func viewPurchase(p phone.Purchase) purchaseView {
+	return purchaseView{Purchase: p, CreatedAt: ts(p.CreatedAt), UpdatedAt: ts(p.UpdatedAt)}
+}
+
+type contactView struct {
+	phone.Contact
+	CreatedAt ts `json:"createdAt"`
+}
+
+func viewContact(c phone.Contact) contactView {
+	return contactView{Contact: c, CreatedAt: ts(c.CreatedAt)}
+}
+
+// viewAll maps a slice through a view function.
+func viewAll[T, V any](xs []T, view func(T) V) []V {
+	out := make([]V, len(xs))
+	for i, x := range xs {
+		out[i] = view(x)
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
+	"switchboard/internal/assistant"
+	"switchboard/internal/phone"
 	"testing"
 	"time"
 
@@ -81,6 +83,26 @@ func TestAppendTimestamp(t *testing.T) {
 		want := tm.UTC().Format("2006-01-02T15:04:05.000Z")
 		if got != want {
 			t.Errorf("appendTimestamp(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}
+
+// TestViewsShadowTimes: resources render createdAt with milliseconds, once.
+func TestViewsShadowTimes(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for name, v := range map[string]any{
+		"assistant": viewAssistant(assistant.Assistant{ID: "asst_1", CreatedAt: t0, UpdatedAt: t0}),
+		"purchase":  viewPurchase(phone.Purchase{ID: "pn_1", CreatedAt: t0, UpdatedAt: t0}),
+		"contact":   viewContact(phone.Contact{ID: "ct_1", CreatedAt: t0, Metadata: json.RawMessage(`{}`)}),
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		if m["createdAt"] != "2026-11-21T10:00:00.000Z" {
+			t.Errorf("%s createdAt = %v, want 2026-11-21T10:00:00.000Z (%s)", name, m["createdAt"], b)
 		}
 	}
 }
