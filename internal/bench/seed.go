@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"switchboard/internal/store/sqlstore"
 )
 
 // callCols is the column list of the calls table (migrations/00001_core.sql).
@@ -189,18 +191,7 @@ func rebind(dollar bool, q string) string {
 	if !dollar {
 		return q
 	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
+	return sqlstore.Rebind(q)
 }
 
 // row is one generated call, in schema types.

@@ -86,6 +86,14 @@ func (s *Store) q(query string) string {
 	if v, ok := s.queries.Load(query); ok {
 		return v.(string)
 	}
+	out := Rebind(query)
+	s.queries.Store(query, out)
+	return out
+}
+
+// Rebind turns the ? placeholders of query into PostgreSQL's $1, $2, ….
+// Queries hold no ? inside string literals.
+func Rebind(query string) string {
 	var b strings.Builder
 	n := 0
 	for i := 0; i < len(query); i++ {
@@ -97,9 +105,7 @@ func (s *Store) q(query string) string {
 		}
 		b.WriteByte(query[i])
 	}
-	out := b.String()
-	s.queries.Store(query, out)
-	return out
+	return b.String()
 }
 
 // querier is what *sql.DB and *sql.Tx share.

@@ -30,9 +30,9 @@ import (
 
 	"switchboard/internal/app"
 	"switchboard/internal/bench"
-	"switchboard/internal/store/sqlstore"
 	"switchboard/internal/id"
 	"switchboard/internal/store/sqlite"
+	"switchboard/internal/store/sqlstore"
 )
 
 // makeArgs are the Makefile's bench-api arguments, to name the command.
