@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
 	"switchboard/internal/id"
+	"switchboard/internal/telephony/sandbox"
 )
 
 func main() {
@@ -138,6 +139,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ring := fs.Duration("sandbox-ring-time", envDuration("SWITCHBOARD_SANDBOX_RING_TIME", time.Second), "sandbox: time a call rings before it is answered (env SWITCHBOARD_SANDBOX_RING_TIME)")
 	noAnswer := fs.Duration("sandbox-no-answer-timeout", envDuration("SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT", 30*time.Second), "sandbox: ring time of a no-answer (…0002) number (env SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT)")
 	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 5*time.Second), "sandbox: how long an answered call lasts (env SWITCHBOARD_SANDBOX_TALK_TIME)")
+	numbers := fs.String("sandbox-numbers", env("SWITCHBOARD_SANDBOX_NUMBERS", ""), "sandbox: comma-separated E.164 numbers to offer instead of the default 555-01xx ones (env SWITCHBOARD_SANDBOX_NUMBERS)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -150,6 +152,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := def
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
+	if *numbers != "" {
+		inv, err := sandbox.ParseNumbers(*numbers)
+		if err != nil {
+			return fmt.Errorf("--sandbox-numbers: %w", err)
+		}
+		cfg.Sandbox.Numbers = inv
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -2,6 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"switchboard/internal/phone"
 
 	"switchboard/internal/telephony"
 )
@@ -37,4 +43,33 @@ func DefaultNumbers() []telephony.Number {
 		}
 	}
 	return nums
+}
+
+// ParseNumbers reads a comma-separated list of numbers in international
+// form (the --sandbox-numbers flag) into an inventory, sorted and without
+// duplicates. Every number must be valid for its country code.
+func ParseNumbers(list string) ([]telephony.Number, error) {
+	seen := map[string]bool{}
+	var out []telephony.Number
+	for _, raw := range strings.Split(list, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		n, err := phone.NormalizeE164(raw)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox number %q %v", raw, err)
+		}
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		pn, _ := phonenumbers.Parse(n, "")
+		out = append(out, telephony.Number{Number: n, Provider: providerName, Region: phonenumbers.GetRegionCodeForNumber(pn), Capabilities: []string{"voice"}})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sandbox numbers: the list is empty")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
 }

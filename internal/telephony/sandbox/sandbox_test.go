@@ -530,3 +530,18 @@ func TestConcurrentCalls(t *testing.T) {
 		wantLive(t, "after Close", n, 0)
 	})
 }
+
+func TestParseNumbers(t *testing.T) {
+	got, err := ParseNumbers(" +44 20 7183 8750, +14155550100,+14155550100 ")
+	if err != nil {
+		t.Fatalf("ParseNumbers = %v", err)
+	}
+	if len(got) != 2 || got[0].Number != "+14155550100" || got[1].Number != "+442071838750" || got[1].Region != "GB" || got[0].Provider != "sandbox" {
+		t.Errorf("ParseNumbers = %+v, want two sorted numbers, US and GB", got)
+	}
+	for _, bad := range []string{"", "+1415", "4155550100", " , "} {
+		if _, err := ParseNumbers(bad); err == nil {
+			t.Errorf("ParseNumbers(%q) = nil error", bad)
+		}
+	}
+}
