@@ -40,9 +40,10 @@ type Config struct {
 	PublicURL string
 	RateLimit float64
 	Sandbox   sandbox.Config
-	// StaleCallAge is how long a live call may go without any progress
-	// before housekeeping ends it as lost (its owner died).
-	StaleCallAge time.Duration
+	// LostCallGrace is how long a queued or ringing call may go without any
+	// progress, and a conversation may outlive its maximum duration, before
+	// housekeeping ends it as lost (its owner died).
+	LostCallGrace time.Duration
 	// JobPoll is how often the job queue looks for due work.
 	JobPoll time.Duration
 	// HousekeepingEvery is the housekeeping interval.
@@ -57,7 +58,7 @@ func DefaultConfig() Config {
 		Addr:              "127.0.0.1:8080",
 		DB:                "sqlite:./data/switchboard.db",
 		RateLimit:         100,
-		StaleCallAge:      time.Duration(assistant.MaxMaxDuration+3600) * time.Second,
+		LostCallGrace:     5 * time.Minute,
 		JobPoll:           200 * time.Millisecond,
 		HousekeepingEvery: 10 * time.Second,
 		ShutdownTimeout:   20 * time.Second,
@@ -204,7 +205,8 @@ func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *
 	} else if n > 0 {
 		m.log.Info("enqueued forgotten attempts", "count", n)
 	}
-	if n, err := calls.EndStale(ctx, m.cfg.StaleCallAge); err != nil {
+	grace := max(m.cfg.LostCallGrace, 2*m.cfg.Sandbox.NoAnswerTimeout)
+	if n, err := calls.EndLost(ctx, grace); err != nil {
 		errs = append(errs, err)
 	} else if n > 0 {
 		m.log.Warn("ended lost calls", "count", n)

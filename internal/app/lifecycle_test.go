@@ -5,6 +5,8 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
 	"sync"
 	"testing"
 	"time"
@@ -61,5 +63,35 @@ func TestShutdownEndsLiveCalls(t *testing.T) {
 	c := b2.must(200, "GET", "/v1/calls/"+callID, nil).data()
 	if c["status"] != 3.0 || c["endedReason"] != "system-shutdown" || c["outcome"] != "completed" {
 		t.Errorf("live call after graceful shutdown = %v, want ended/completed/system-shutdown", c)
+	}
+}
+
+// TestLostCallsEnd: calls whose owner died (here: records left ringing or
+// talking past their limit, as after a crash) are ended by housekeeping.
+func TestLostCallsEnd(t *testing.T) {
+	cfg := testConfig("sqlite:" + t.TempDir() + "/lost.db")
+	cfg.LostCallGrace = time.Second
+	b := start(t, cfg)
+	f := b.fixture(b.key, "+14155550100")
+	old := time.Now().Add(-time.Hour).UTC()
+	mk := func(status call.Status, started time.Time) string {
+		c := call.Call{ID: id.New(id.Call), OrgID: b.org, Type: call.Phone, Status: status, AssistantID: f.assistant, PurchaseID: f.purchase,
+			From: f.number, To: "+14155551234", Provider: "sandbox", CreatedAt: old, UpdatedAt: old, StartedAt: started}
+		if err := b.m.DB().CreateCall(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	ringing := mk(call.Ringing, time.Time{})
+	overdue := mk(call.InProgress, old) // the assistant allows 600 s; this one started an hour ago
+	talking := mk(call.InProgress, time.Now().Add(-10*time.Second).UTC())
+	b.waitCall(b.key, ringing, 10*time.Second, func(c map[string]any) bool {
+		return c["status"] == 3.0 && c["outcome"] == "failed" && c["endedReason"] == "system-call-lost"
+	})
+	b.waitCall(b.key, overdue, 10*time.Second, func(c map[string]any) bool {
+		return c["status"] == 3.0 && c["outcome"] == "completed" && c["endedReason"] == "system-call-lost"
+	})
+	if c := b.must(200, "GET", "/v1/calls/"+talking, nil).data(); c["status"] != 2.0 {
+		t.Errorf("a conversation within its maximum duration was ended: %v", c)
 	}
 }

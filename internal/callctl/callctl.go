@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/assistant"
 	"switchboard/internal/call"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
@@ -192,11 +193,14 @@ func (s *Service) transition(ctx context.Context, callID string, ch call.Change)
 	return call.Call{}, apperr.New(apperr.Conflict, "call %s keeps changing", callID)
 }
 
-// EndStale ends calls that no provider or gateway has moved for longer than
-// maxAge: their owner died (a restart, a lost provider). Ringing or queued
-// calls end failed, conversations completed; the reason says the call was lost.
-func (s *Service) EndStale(ctx context.Context, maxAge time.Duration) (int, error) {
-	stale, err := s.store.StaleCalls(ctx, s.now().Add(-maxAge), 500)
+// EndLost ends calls whose owner died (a crash, a lost provider) so that no
+// call stays live forever: a queued or ringing call that nothing has moved
+// for longer than grace, and a conversation that has outlived its
+// assistant's maxDurationSeconds by more than grace. Ringing or queued calls
+// end failed, conversations completed; the reason says the call was lost.
+func (s *Service) EndLost(ctx context.Context, grace time.Duration) (int, error) {
+	now := s.now()
+	stale, err := s.store.StaleCalls(ctx, now.Add(-grace), 5000)
 	if err != nil {
 		return 0, err
 	}
@@ -205,8 +209,15 @@ func (s *Service) EndStale(ctx context.Context, maxAge time.Duration) (int, erro
 		outcome := call.Failed
 		if c.Status == call.InProgress {
 			outcome = call.Completed
+			limit := time.Duration(assistant.MaxMaxDuration) * time.Second
+			if a, err := s.store.GetAssistant(ctx, c.OrgID, c.AssistantID); err == nil {
+				limit = time.Duration(a.MaxDurationSeconds) * time.Second
+			}
+			if now.Before(c.StartedAt.Add(limit + grace)) {
+				continue // may still be talking
+			}
 		}
-		if _, err := s.transition(ctx, c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: call.ReasonSystemCallLost}); err != nil {
+		if _, err := s.transition(ctx, c.ID, call.Change{To: call.Ended, At: now, Outcome: outcome, Reason: call.ReasonSystemCallLost}); err != nil {
 			return n, err
 		}
 		n++

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"switchboard/internal/assistant"
@@ -14,7 +15,17 @@ import (
 	"switchboard/internal/store"
 )
 
-var jsonMarshal = json.Marshal
+// jsonMarshal encodes v without escaping <, > and & (these are JSON
+// responses, not HTML; URLs stay readable).
+func jsonMarshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 // ts renders a time as RFC 3339 UTC with milliseconds, or null.
 type ts time.Time
@@ -230,7 +241,7 @@ func appendString(b []byte, s string) []byte {
 	plain := true
 	for i := 0; i < len(s) && plain; i++ {
 		c := s[i]
-		plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		plain = c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
 	}
 	if plain { // ids, numbers, names: nothing to escape
 		b = append(b, s...)
@@ -240,7 +251,7 @@ func appendString(b []byte, s string) []byte {
 		switch {
 		case r == '"' || r == '\\':
 			b = append(b, '\\', byte(r))
-		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029:
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
 			b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 		default:
 			b = utf8.AppendRune(b, r) // invalid bytes arrive as RuneError and are written as U+FFFD
