@@ -122,7 +122,8 @@ type Store interface {
 	// last updated before the given time.
 	StaleCalls(ctx context.Context, updatedBefore time.Time, limit int) ([]call.Call, error)
 
-	// CreateSchedule stores the schedule and all its attempts atomically.
+	// CreateSchedule stores the schedule and all its attempts atomically;
+	// NotFound when the purchase is not (or no longer) held.
 	CreateSchedule(ctx context.Context, s schedule.Schedule, attempts []schedule.Attempt) error
 	GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error)
 	ListSchedules(ctx context.Context, orgID string, p Page) ([]ScheduleSummary, int, error)

@@ -20,6 +20,12 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 	datesJSON, _ := json.Marshal(dates)
 	contactsJSON, _ := json.Marshal(sc.ContactIDs)
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		// The number must still be held; the row lock makes a concurrent
+		// ReleasePurchase wait and then see these pending attempts.
+		var one int
+		if err := s.row(ctx, tx, `SELECT 1 FROM purchases WHERE org_id = ? AND id = ? AND released_at = 0`+s.forShare(), sc.OrgID, sc.PurchaseID).Scan(&one); err != nil {
+			return notFound(err, "phone purchase")
+		}
 		if _, err := s.exec(ctx, tx, `INSERT INTO schedules (id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sc.ID, sc.OrgID, sc.Name, sc.PurchaseID, sc.Message, sc.Timezone, string(datesJSON), string(contactsJSON), ms(sc.CreatedAt)); err != nil {

@@ -94,3 +94,34 @@ func raceAddRelease(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// raceScheduleRelease races CreateSchedule with ReleasePurchase: either the
+// schedule is stored and the release refused (pending attempts), or the
+// release wins and the schedule is refused; never a schedule with pending
+// attempts on a released number.
+func raceScheduleRelease(t *testing.T, open Opener) {
+	t.Parallel()
+	s, ctx := open(t), t.Context()
+	o := mustOrg(t, s, "Acme")
+	const rounds = 20
+	for r := range rounds {
+		p := mustPurchase(t, s, o.ID, number(r))
+		cs := mustContacts(t, s, o.ID, p.ID, numbers(100, 1)...)
+		sc, as := newScheduleWith(o.ID, p.ID, []string{cs[0].ID}, []time.Time{at(24 * time.Hour)}, t0)
+		var schedErr, relErr error
+		race(func() { schedErr = s.CreateSchedule(ctx, sc, as) },
+			func() { relErr = s.ReleasePurchase(ctx, o.ID, p.ID, at(time.Hour)) })
+		switch {
+		case schedErr == nil && apperr.Is(relErr, apperr.Conflict):
+			if _, err := s.GetPurchase(ctx, o.ID, p.ID); err != nil {
+				t.Fatalf("round %d: release refused but the purchase is gone: %v", r, err)
+			}
+		case relErr == nil && apperr.Is(schedErr, apperr.NotFound):
+			if _, _, err := s.GetSchedule(ctx, o.ID, sc.ID); !apperr.Is(err, apperr.NotFound) {
+				t.Fatalf("round %d: schedule refused but stored (GetSchedule error %v)", r, err)
+			}
+		default:
+			t.Fatalf("round %d: CreateSchedule = %v, ReleasePurchase = %v; want exactly one to win", r, schedErr, relErr)
+		}
+	}
+}

@@ -353,6 +353,7 @@ func testSchedules(t *testing.T, open Opener) {
 	})
 
 	t.Run("RaceDialCancel", func(t *testing.T) { raceDialCancel(t, open) })
+	t.Run("RaceScheduleRelease", func(t *testing.T) { raceScheduleRelease(t, open) })
 
 	t.Run("ReleaseWithPendingAttempts", func(t *testing.T) {
 		t.Parallel()
