@@ -88,6 +88,9 @@ const (
 	ReasonSystemShutdown       = "system-shutdown"
 	ReasonSystemCallLost       = "system-call-lost"
 	ReasonScheduleCanceled     = "schedule-canceled"
+	ReasonMaxDuration          = "exceeded-max-duration"
+	ReasonSilenceTimeout       = "silence-timed-out"
+	ReasonModelFailed          = "assistant-model-failed"
 )
 
 // Call is the record of one conversation attempt over one channel.
@@ -111,6 +114,8 @@ type Call struct {
 	UpdatedAt   time.Time
 	StartedAt   time.Time // when the conversation began (answered/connected)
 	EndedAt     time.Time
+	// Result is set by the conversation when the call ends.
+	Result Result
 }
 
 // DurationSeconds is the talk time: from start to end, 0 if it never started.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"context"
 	"net/http"
 	"net/url"
@@ -136,19 +137,46 @@ func (s *Server) getCall(ctx context.Context, r *request) (response, error) {
 	return ok(http.StatusOK, "call", viewCall(c)), nil
 }
 
+type turnView struct {
+	Seq         int    `json:"seq"`
+	Role        string `json:"role"`
+	Text        string `json:"text"`
+	StartedAt   ts     `json:"startedAt"`
+	EndedAt     ts     `json:"endedAt"`
+	Interrupted bool   `json:"interrupted"`
+	LatencyMs   *int64 `json:"latencyMs"`
+}
+
 func (s *Server) getTranscripts(ctx context.Context, r *request) (response, error) {
-	if _, err := s.ownCall(ctx, r); err != nil {
+	c, err := s.ownCall(ctx, r)
+	if err != nil {
 		return response{}, err
 	}
-	// Turns are recorded by the conversation engine; a call without a
-	// conversation has none.
-	return ok(http.StatusOK, "transcript", []any{}), nil
+	turns, err := s.store.ListTurns(ctx, r.orgID, c.ID)
+	if err != nil {
+		return response{}, err
+	}
+	out := make([]turnView, len(turns))
+	for i, t := range turns {
+		out[i] = turnView{Seq: t.Seq, Role: t.Role, Text: t.Text, StartedAt: ts(t.StartedAt), EndedAt: ts(t.EndedAt), Interrupted: t.Interrupted}
+		if t.Role == call.RoleAssistant && t.Latency > 0 {
+			l := t.Latency.Milliseconds()
+			out[i].LatencyMs = &l
+		}
+	}
+	return ok(http.StatusOK, "transcript", out), nil
 }
 
 type analysisView struct {
-	CallID string `json:"callId"`
-	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
+	CallID            string          `json:"callId"`
+	State             string          `json:"state"`
+	Summary           *string         `json:"summary"`
+	Sentiment         json.RawMessage `json:"sentiment"`
+	SuccessEvaluation json.RawMessage `json:"successEvaluation"`
+	StructuredData    json.RawMessage `json:"structuredData"`
+	Notes             json.RawMessage `json:"notes,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	UpdatedAt         ts              `json:"updatedAt"`
 }
 
 func (s *Server) getAnalysis(ctx context.Context, r *request) (response, error) {
@@ -156,9 +184,37 @@ func (s *Server) getAnalysis(ctx context.Context, r *request) (response, error) 
 	if err != nil {
 		return response{}, err
 	}
-	v := analysisView{CallID: c.ID, State: "pending", Reason: "the call has not ended"}
-	if c.Status == call.Ended {
-		v.State, v.Reason = "skipped", "no conversation was recorded for this call"
+	null := json.RawMessage("null")
+	v := analysisView{CallID: c.ID, State: store.AnalysisPending, Sentiment: null, SuccessEvaluation: null, StructuredData: null}
+	a, err := s.store.GetAnalysis(ctx, r.orgID, c.ID)
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		// The call has not ended yet: its analysis is still to come.
+	case err != nil:
+		return response{}, err
+	default:
+		v.State, v.Error, v.UpdatedAt = a.State, a.Error, ts(a.UpdatedAt)
+		if a.State == store.AnalysisReady {
+			var res struct {
+				Summary           string          `json:"summary"`
+				Sentiment         json.RawMessage `json:"sentiment"`
+				SuccessEvaluation json.RawMessage `json:"successEvaluation"`
+				StructuredData    json.RawMessage `json:"structuredData"`
+				Notes             json.RawMessage `json:"notes"`
+			}
+			if err := json.Unmarshal(a.Result, &res); err != nil {
+				return response{}, err
+			}
+			v.Summary = &res.Summary
+			v.Sentiment, v.SuccessEvaluation, v.StructuredData, v.Notes = orNull(res.Sentiment), orNull(res.SuccessEvaluation), orNull(res.StructuredData), res.Notes
+		}
 	}
 	return ok(http.StatusOK, "analysis", v), nil
+}
+
+func orNull(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return json.RawMessage("null")
+	}
+	return m
 }

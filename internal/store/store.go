@@ -116,8 +116,11 @@ type Store interface {
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 	// ListCalls returns a page of calls, newest first, and the total matching.
 	ListCalls(ctx context.Context, orgID string, f CallFilter) ([]call.Call, int, error)
-	// UpdateCall saves c if the stored status is still prev (Conflict otherwise).
-	UpdateCall(ctx context.Context, c call.Call, prev call.Status) error
+	// UpdateCall saves c if the stored status is still prev (Conflict
+	// otherwise). In the same transaction it queues events for the
+	// organization's subscribed webhook endpoints and, when c has just
+	// ended, its analysis (state pending).
+	UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...Event) error
 	// StaleCalls lists calls of any organization that are not ended and were
 	// last updated before the given time.
 	StaleCalls(ctx context.Context, updatedBefore time.Time, limit int) ([]call.Call, error)
@@ -140,6 +143,38 @@ type Store interface {
 	// MarkEnqueued records that the attempts' jobs are in the queue.
 	MarkEnqueued(ctx context.Context, ids []string) error
 
+	// AppendTurn stores one transcript turn (Conflict if its seq is taken).
+	AppendTurn(ctx context.Context, t call.Turn) error
+	// ListTurns returns a call's turns in order.
+	ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error)
+
+	// GetAnalysis reads a call's analysis (NotFound before the call ended).
+	GetAnalysis(ctx context.Context, orgID, callID string) (Analysis, error)
+	// ClaimAnalyses leases up to limit pending analyses until now+lease.
+	ClaimAnalyses(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Analysis, error)
+	// FinishAnalysis stores a claimed analysis's outcome (ready or failed)
+	// and queues events in the same transaction.
+	FinishAnalysis(ctx context.Context, a Analysis, events ...Event) error
+
+	// CreateWebhook stores an endpoint.
+	CreateWebhook(ctx context.Context, w Webhook) error
+	ListWebhooks(ctx context.Context, orgID string) ([]Webhook, error)
+	GetWebhook(ctx context.Context, orgID, id string) (Webhook, error)
+	// UpdateWebhookSecrets replaces an endpoint's signing secrets (rotation).
+	UpdateWebhookSecrets(ctx context.Context, orgID, id string, secrets []string) error
+	// DeleteWebhook deletes an endpoint; its undelivered messages are dropped.
+	DeleteWebhook(ctx context.Context, orgID, id string, at time.Time) error
+	// QueueEvent queues an event outside a call update (e.g. schedule events).
+	QueueEvent(ctx context.Context, orgID string, ev Event, at time.Time) error
+	// ClaimOutbox leases up to limit messages due at now until now+lease.
+	ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
+	// RecordDelivery logs one delivery attempt and sets the message's next
+	// state: delivered, pending again at next (a retry), or failed.
+	RecordDelivery(ctx context.Context, m OutboxMessage, d Delivery, state string, next time.Time) error
+	ListDeliveries(ctx context.Context, orgID, webhookID string, p Page) ([]Delivery, int, error)
+	// Redeliver queues a message of the endpoint again, now.
+	Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error
+
 	// ReserveIdempotency claims key for a request with the given hash. It
 	// returns nil when the caller should go on and handle the request, or
 	// the record already stored under the key.
@@ -156,4 +191,80 @@ type Store interface {
 // organizations cheaply (for metrics).
 type Counter interface {
 	CallCounts(ctx context.Context) (map[call.Status]int64, error)
+}
+
+// Event is a webhook event to queue for an organization's endpoints that
+// subscribe to its type.
+type Event struct {
+	// ID is stable for the event (webhook-id is derived from it per endpoint).
+	ID   string
+	Type string
+	At   time.Time
+	// Data is the event's JSON payload ("data" of the webhook body).
+	Data []byte
+}
+
+// Analysis states.
+const (
+	AnalysisPending = "pending"
+	AnalysisReady   = "ready"
+	AnalysisFailed  = "failed"
+)
+
+// Analysis is a call's post-call analysis record.
+type Analysis struct {
+	CallID    string
+	OrgID     string
+	State     string
+	Result    []byte // JSON of the analysis result when ready
+	Error     string
+	Attempts  int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Webhook is an organization's endpoint.
+type Webhook struct {
+	ID        string
+	OrgID     string
+	URL       string
+	Events    []string
+	Secrets   []string // newest first; more than one during a rotation
+	CreatedAt time.Time
+}
+
+// Outbox message states.
+const (
+	OutboxPending   = "pending"
+	OutboxDelivered = "delivered"
+	OutboxFailed    = "failed"
+)
+
+// OutboxMessage is one event for one endpoint.
+type OutboxMessage struct {
+	ID        string
+	OrgID     string
+	WebhookID string
+	URL       string
+	Secrets   []string
+	Type      string
+	Payload   []byte
+	State     string
+	Attempts  int
+	CreatedAt time.Time
+}
+
+// Delivery is one attempt to deliver a message.
+type Delivery struct {
+	ID        string
+	MessageID string
+	WebhookID string
+	OrgID     string
+	Type      string
+	Attempt   int
+	Status    int
+	Response  string
+	Error     string
+	Duration  time.Duration
+	At        time.Time
 }

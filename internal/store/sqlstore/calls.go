@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"context"
 	"database/sql"
 	"fmt"
@@ -13,15 +14,18 @@ import (
 	"switchboard/internal/store"
 )
 
-const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at`
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result`
 
 func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var c call.Call
-	var typ, outcome string
+	var typ, outcome, result string
 	var status int
 	var created, updated, started, ended int64
 	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
-		&outcome, &c.EndedReason, &created, &updated, &started, &ended)
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result)
+	if result != "" {
+		_ = json.Unmarshal([]byte(result), &c.Result)
+	}
 	c.Type, c.Status, c.Outcome = call.Type(typ), call.Status(status), call.Outcome(outcome)
 	c.CreatedAt, c.UpdatedAt, c.StartedAt, c.EndedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(ended)
 	return c, err
@@ -50,9 +54,9 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
 			}
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
-			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt)); err != nil {
+			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result)); err != nil {
 			return err
 		}
 		return s.bumpCount(ctx, tx, c, c.Status, 1)
@@ -170,12 +174,23 @@ func (s *Store) listPage(ctx context.Context, cond string, args []any, f store.C
 	return out, nil
 }
 
-// UpdateCall saves a call whose status was prev when it was read.
-func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status) error {
+// resultJSON is a call's conversation result as stored ('' when empty).
+func resultJSON(r call.Result) string {
+	if r.FlowSuccess == nil && len(r.Vars) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// UpdateCall saves a call whose status was prev when it was read, queues
+// the events for the organization's endpoints and, when the call has just
+// ended, its analysis.
+func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?
+		res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?
 			WHERE id = ? AND org_id = ? AND status = ?`,
-			int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), c.ID, c.OrgID, int(prev))
+			int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result), c.ID, c.OrgID, int(prev))
 		if err != nil {
 			return err
 		}
@@ -193,9 +208,17 @@ func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status) e
 			}
 		}
 		// Every update moves the organization's call version (see pageCache).
-		_, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`,
-			c.OrgID, string(c.Type), int(c.Status))
-		return err
+		if _, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`,
+			c.OrgID, string(c.Type), int(c.Status)); err != nil {
+			return err
+		}
+		if c.Status == call.Ended && prev != call.Ended {
+			if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (call_id) DO NOTHING`, c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt)); err != nil {
+				return err
+			}
+		}
+		return s.queueEvents(ctx, tx, c.OrgID, events)
 	})
 }
 

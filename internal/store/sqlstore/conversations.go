@@ -1,0 +1,340 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
+	"switchboard/internal/store"
+)
+
+// AppendTurn stores one transcript turn.
+func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
+	_, err := s.exec(ctx, s.w, `INSERT INTO turns (id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Milliseconds())
+	if err != nil && s.d.IsUnique(err) {
+		return apperr.Conflictf("turn %d of call %s already stored", t.Seq, t.CallID)
+	}
+	return err
+}
+
+// ListTurns returns a call's turns in order.
+func (s *Store) ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error) {
+	rows, err := s.query(ctx, s.r, `SELECT id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_ms
+		FROM turns WHERE org_id = ? AND call_id = ? ORDER BY seq`, orgID, callID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []call.Turn{}
+	for rows.Next() {
+		var t call.Turn
+		var started, ended, lat int64
+		if err := rows.Scan(&t.ID, &t.OrgID, &t.CallID, &t.Seq, &t.Role, &t.Text, &started, &ended, &t.Interrupted, &lat); err != nil {
+			return nil, err
+		}
+		t.StartedAt, t.EndedAt, t.Latency = fromMS(started), fromMS(ended), time.Duration(lat)*time.Millisecond
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+const analysisCols = `call_id, org_id, state, result, error, attempts, created_at, updated_at`
+
+func scanAnalysis(sc interface{ Scan(...any) error }) (store.Analysis, error) {
+	var a store.Analysis
+	var result string
+	var created, updated int64
+	err := sc.Scan(&a.CallID, &a.OrgID, &a.State, &result, &a.Error, &a.Attempts, &created, &updated)
+	a.Result, a.CreatedAt, a.UpdatedAt = []byte(result), fromMS(created), fromMS(updated)
+	return a, err
+}
+
+// GetAnalysis reads a call's analysis.
+func (s *Store) GetAnalysis(ctx context.Context, orgID, callID string) (store.Analysis, error) {
+	a, err := scanAnalysis(s.row(ctx, s.r, `SELECT `+analysisCols+` FROM analyses WHERE org_id = ? AND call_id = ?`, orgID, callID))
+	return a, notFound(err, "analysis")
+}
+
+// ClaimAnalyses leases pending analyses whose lease expired.
+func (s *Store) ClaimAnalyses(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Analysis, error) {
+	var out []store.Analysis
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		rows, err := s.query(ctx, tx, `SELECT `+analysisCols+` FROM analyses WHERE state = ? AND locked_until < ? ORDER BY created_at LIMIT ?`+s.skipLocked(),
+			store.AnalysisPending, ms(now), limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			a, err := scanAnalysis(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, a)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].Attempts++
+			if _, err := s.exec(ctx, tx, `UPDATE analyses SET locked_until = ?, attempts = ? WHERE call_id = ?`,
+				ms(now.Add(lease)), out[i].Attempts, out[i].CallID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// FinishAnalysis stores a claimed analysis's outcome.
+func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `UPDATE analyses SET state = ?, result = ?, error = ?, locked_until = 0, updated_at = ? WHERE call_id = ? AND state = ?`,
+			a.State, string(a.Result), a.Error, ms(a.UpdatedAt), a.CallID, store.AnalysisPending)
+		if err := affected(res, err, "pending analysis"); err != nil {
+			return err
+		}
+		return s.queueEvents(ctx, tx, a.OrgID, events)
+	})
+}
+
+// skipLocked lets several nodes claim rows without waiting on each other.
+func (s *Store) skipLocked() string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// CreateWebhook stores an endpoint.
+func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
+	events, _ := json.Marshal(w.Events)
+	secrets, _ := json.Marshal(w.Secrets)
+	_, err := s.exec(ctx, s.w, `INSERT INTO webhooks (id, org_id, url, events, secrets, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		w.ID, w.OrgID, w.URL, string(events), string(secrets), ms(w.CreatedAt))
+	return err
+}
+
+const webhookCols = `id, org_id, url, events, secrets, created_at`
+
+func scanWebhook(sc interface{ Scan(...any) error }) (store.Webhook, error) {
+	var w store.Webhook
+	var events, secrets string
+	var created int64
+	if err := sc.Scan(&w.ID, &w.OrgID, &w.URL, &events, &secrets, &created); err != nil {
+		return w, err
+	}
+	_ = json.Unmarshal([]byte(events), &w.Events)
+	_ = json.Unmarshal([]byte(secrets), &w.Secrets)
+	w.CreatedAt = fromMS(created)
+	return w, nil
+}
+
+// ListWebhooks lists an organization's endpoints, oldest first.
+func (s *Store) ListWebhooks(ctx context.Context, orgID string) ([]store.Webhook, error) {
+	rows, err := s.query(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND deleted_at = 0 ORDER BY created_at, id`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []store.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// GetWebhook reads one endpoint.
+func (s *Store) GetWebhook(ctx context.Context, orgID, id string) (store.Webhook, error) {
+	w, err := scanWebhook(s.row(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND id = ? AND deleted_at = 0`, orgID, id))
+	return w, notFound(err, "webhook")
+}
+
+// UpdateWebhookSecrets replaces an endpoint's secrets.
+func (s *Store) UpdateWebhookSecrets(ctx context.Context, orgID, id string, secrets []string) error {
+	b, _ := json.Marshal(secrets)
+	res, err := s.exec(ctx, s.w, `UPDATE webhooks SET secrets = ? WHERE org_id = ? AND id = ? AND deleted_at = 0`, string(b), orgID, id)
+	return affected(res, err, "webhook")
+}
+
+// DeleteWebhook deletes an endpoint and drops its undelivered messages.
+func (s *Store) DeleteWebhook(ctx context.Context, orgID, id string, at time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `UPDATE webhooks SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at = 0`, ms(at), orgID, id)
+		if err := affected(res, err, "webhook"); err != nil {
+			return err
+		}
+		_, err = s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, updated_at = ? WHERE webhook_id = ? AND state = ?`,
+			store.OutboxFailed, ms(at), id, store.OutboxPending)
+		return err
+	})
+}
+
+// queueEvents fans events out to the organization's endpoints that
+// subscribe to them, inside the caller's transaction.
+func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, events []store.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	rows, err := s.query(ctx, tx, `SELECT id, events FROM webhooks WHERE org_id = ? AND deleted_at = 0`, orgID)
+	if err != nil {
+		return err
+	}
+	type endpoint struct {
+		id     string
+		events map[string]bool
+	}
+	var eps []endpoint
+	for rows.Next() {
+		var wid, evs string
+		if err := rows.Scan(&wid, &evs); err != nil {
+			rows.Close()
+			return err
+		}
+		var list []string
+		_ = json.Unmarshal([]byte(evs), &list)
+		ep := endpoint{id: wid, events: map[string]bool{}}
+		for _, e := range list {
+			ep.events[e] = true
+		}
+		eps = append(eps, ep)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, ev := range events {
+		payload, err := json.Marshal(struct {
+			Type      string          `json:"type"`
+			Timestamp string          `json:"timestamp"`
+			Data      json.RawMessage `json:"data"`
+		}{ev.Type, ev.At.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Data})
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			if !ep.events[ev.Type] {
+				continue
+			}
+			if _, err := s.exec(ctx, tx, `INSERT INTO webhook_outbox (id, org_id, webhook_id, type, payload, state, next_at, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id.New("msg"), orgID, ep.id, ev.Type, string(payload), store.OutboxPending, ms(ev.At), ms(ev.At), ms(ev.At)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// QueueEvent queues one event outside a call update.
+func (s *Store) QueueEvent(ctx context.Context, orgID string, ev store.Event, at time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return s.queueEvents(ctx, tx, orgID, []store.Event{ev}) })
+}
+
+// ClaimOutbox leases due messages.
+func (s *Store) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
+	var out []store.OutboxMessage
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		rows, err := s.query(ctx, tx, `SELECT o.id, o.org_id, o.webhook_id, w.url, w.secrets, o.type, o.payload, o.state, o.attempts, o.created_at
+			FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+			WHERE o.state = ? AND o.next_at <= ? AND o.locked_until < ? ORDER BY o.next_at LIMIT ?`+s.skipLockedOf("o"),
+			store.OutboxPending, ms(now), ms(now), limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var m store.OutboxMessage
+			var secrets, payload string
+			var created int64
+			if err := rows.Scan(&m.ID, &m.OrgID, &m.WebhookID, &m.URL, &secrets, &m.Type, &payload, &m.State, &m.Attempts, &created); err != nil {
+				rows.Close()
+				return err
+			}
+			_ = json.Unmarshal([]byte(secrets), &m.Secrets)
+			m.Payload, m.CreatedAt = []byte(payload), fromMS(created)
+			out = append(out, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, m := range out {
+			if _, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET locked_until = ? WHERE id = ?`, ms(now.Add(lease)), m.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) skipLockedOf(table string) string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE OF " + table + " SKIP LOCKED"
+	}
+	return ""
+}
+
+// RecordDelivery logs an attempt and moves the message on.
+func (s *Store) RecordDelivery(ctx context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.exec(ctx, tx, `INSERT INTO webhook_deliveries (id, org_id, webhook_id, message_id, attempt, status, response, error, duration_ms, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			d.ID, m.OrgID, m.WebhookID, m.ID, d.Attempt, d.Status, d.Response, d.Error, d.Duration.Milliseconds(), ms(d.At)); err != nil {
+			return err
+		}
+		_, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, attempts = ?, next_at = ?, locked_until = 0, last_status = ?, updated_at = ? WHERE id = ?`,
+			state, d.Attempt, ms(next), d.Status, ms(d.At), m.ID)
+		return err
+	})
+}
+
+// ListDeliveries lists an endpoint's delivery attempts, newest first.
+func (s *Store) ListDeliveries(ctx context.Context, orgID, webhookID string, p store.Page) ([]store.Delivery, int, error) {
+	if _, err := s.GetWebhook(ctx, orgID, webhookID); err != nil {
+		return nil, 0, err
+	}
+	var total int
+	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?`, webhookID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.query(ctx, s.r, `SELECT d.id, d.message_id, d.webhook_id, d.org_id, o.type, d.attempt, d.status, d.response, d.error, d.duration_ms, d.at
+		FROM webhook_deliveries d JOIN webhook_outbox o ON o.id = d.message_id
+		WHERE d.org_id = ? AND d.webhook_id = ? ORDER BY d.at DESC, d.id DESC LIMIT ? OFFSET ?`, orgID, webhookID, p.PageSize, p.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []store.Delivery{}
+	for rows.Next() {
+		var d store.Delivery
+		var dur, at int64
+		if err := rows.Scan(&d.ID, &d.MessageID, &d.WebhookID, &d.OrgID, &d.Type, &d.Attempt, &d.Status, &d.Response, &d.Error, &dur, &at); err != nil {
+			return nil, 0, err
+		}
+		d.Duration, d.At = time.Duration(dur)*time.Millisecond, fromMS(at)
+		out = append(out, d)
+	}
+	return out, total, rows.Err()
+}
+
+// Redeliver queues a message again.
+func (s *Store) Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error {
+	res, err := s.exec(ctx, s.w, `UPDATE webhook_outbox SET state = ?, next_at = ?, locked_until = 0, updated_at = ?
+		WHERE org_id = ? AND webhook_id = ? AND id = ?`, store.OutboxPending, ms(at), ms(at), orgID, webhookID, messageID)
+	return affected(res, err, "webhook message")
+}
