@@ -77,7 +77,7 @@ func (e envelope) appendJSON(b []byte) ([]byte, error) {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = v[i].appendJSON(b)
+				b = v[i].AppendJSON(b)
 			}
 			b = append(b, ']')
 		case *pagination:

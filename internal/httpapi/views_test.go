@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"switchboard/internal/assistant"
 	"switchboard/internal/phone"
+	"switchboard/internal/view"
 	"testing"
 	"time"
 
@@ -79,7 +80,7 @@ func TestAppendTimestamp(t *testing.T) {
 		time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
 		time.Date(12026, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		got := string(appendTimestamp(nil, tm))
+		got := string(view.AppendTimestamp(nil, tm))
 		want := tm.UTC().Format("2006-01-02T15:04:05.000Z")
 		if got != want {
 			t.Errorf("appendTimestamp(%v) = %s, want %s", tm, got, want)
