@@ -17,6 +17,7 @@ import (
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony"
+	"switchboard/internal/view"
 )
 
 // Service places calls and follows them to their end.
@@ -165,9 +166,11 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 }
 
 // transition applies ch to the stored call, retrying when the call changed
-// concurrently. A transition the lifecycle forbids is logged and skipped
-// (providers may report late or twice).
-func (s *Service) transition(ctx context.Context, callID string, ch call.Change) (call.Call, error) {
+// concurrently, and queues the webhook events the change announces in the
+// same transaction. A transition the lifecycle forbids is logged and
+// skipped (providers may report late or twice). result, when given, is
+// saved with the call (the conversation's outcome for analysis).
+func (s *Service) transition(ctx context.Context, callID string, ch call.Change, result ...call.Result) (call.Call, error) {
 	for range 5 {
 		c, err := s.store.GetCallAnyOrg(ctx, callID)
 		if err != nil {
@@ -182,7 +185,10 @@ func (s *Service) transition(ctx context.Context, callID string, ch call.Change)
 			}
 			return c, err
 		}
-		err = s.store.UpdateCall(ctx, c, prev)
+		if len(result) > 0 {
+			c.Result = result[0]
+		}
+		err = s.store.UpdateCall(ctx, c, prev, Events(c)...)
 		if err == nil {
 			return c, nil
 		}
@@ -191,6 +197,58 @@ func (s *Service) transition(ctx context.Context, callID string, ch call.Change)
 		}
 	}
 	return call.Call{}, apperr.New(apperr.Conflict, "call %s keeps changing", callID)
+}
+
+// Webhook event types.
+const (
+	EventCallStarted      = "call.started"
+	EventCallEnded        = "call.ended"
+	EventTranscriptReady  = "call.transcript.ready"
+	EventAnalysisReady    = "call.analysis.ready"
+	EventAttemptCompleted = "schedule.attempt.completed"
+)
+
+// EventTypes lists every webhook event type.
+var EventTypes = []string{EventCallStarted, EventCallEnded, EventTranscriptReady, EventAnalysisReady, EventAttemptCompleted}
+
+// Events are the webhook events a call's new state announces.
+func Events(c call.Call) []store.Event {
+	data := func(extra ...string) []byte {
+		b := []byte(`{`)
+		for i := 0; i+1 < len(extra); i += 2 {
+			b = view.AppendString(b, extra[i])
+			b = append(b, ':')
+			b = view.AppendString(b, extra[i+1])
+			b = append(b, ',')
+		}
+		b = append(b, `"call":`...)
+		b = view.NewCall(c).AppendJSON(b)
+		return append(b, '}')
+	}
+	ev := func(typ string, d []byte) store.Event {
+		return store.Event{ID: id.New("evt"), Type: typ, At: c.UpdatedAt, Data: d}
+	}
+	switch c.Status {
+	case call.InProgress:
+		return []store.Event{ev(EventCallStarted, data())}
+	case call.Ended:
+		out := []store.Event{ev(EventCallEnded, data()), ev(EventTranscriptReady, data())}
+		if c.AttemptID != "" {
+			out = append(out, ev(EventAttemptCompleted, data("attemptId", c.AttemptID)))
+		}
+		return out
+	}
+	return nil
+}
+
+// Connect moves a web call whose client joined to in-progress.
+func (s *Service) Connect(ctx context.Context, callID string) (call.Call, error) {
+	return s.transition(ctx, callID, call.Change{To: call.InProgress, At: s.now()})
+}
+
+// End ends a call with its conversation's result.
+func (s *Service) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
+	return s.transition(ctx, callID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: reason}, result)
 }
 
 // EndLost ends calls whose owner died (a crash, a lost provider) so that no

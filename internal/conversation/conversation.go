@@ -1,0 +1,330 @@
+// Package conversation is the engine every call runs: one goroutine per
+// call owns the dialogue, takes the caller's turns as text and streams the
+// assistant's replies as text. Transports (the web gateway, the sandbox
+// persona, later the audio pipeline) feed it Inputs and receive its Output;
+// a Brain (a scripted flow or a language model) writes the replies.
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
+)
+
+// Brain writes the assistant's side of a conversation. Calls come from the
+// conversation's goroutine only, one at a time.
+type Brain interface {
+	// Open returns what the assistant says first, after the assistant's
+	// firstMessage (empty when it waits for the caller).
+	Open(ctx context.Context, emit func(delta string)) (Reply, error)
+	// Respond answers one caller turn, streaming text through emit.
+	Respond(ctx context.Context, text string, emit func(delta string)) (Reply, error)
+	// Said tells the brain what the assistant said outside its replies
+	// (the firstMessage), so a model keeps it in its history.
+	Said(text string)
+	// Result is what the conversation leaves for analysis.
+	Result() call.Result
+}
+
+// Reply is one complete assistant reply.
+type Reply struct {
+	// Text is the whole reply (the concatenation of the emitted deltas).
+	Text string
+	// End asks to end the call once Text is said.
+	End bool
+}
+
+// Output is the transport's side: where the assistant's words and the
+// call's end go. Methods are called from the conversation's goroutine and
+// must not block for long (transports buffer, bounded).
+type Output interface {
+	Delta(turnID, text string)
+	TurnDone(turnID, text string, interrupted bool)
+	Transcript(role, text, turnID string, final bool)
+	Ended(outcome call.Outcome, reason string)
+}
+
+// InputKind is what a transport reports.
+type InputKind int
+
+// Inputs from the transport.
+const (
+	// UserText is a caller turn (typed, or transcribed upstream).
+	UserText InputKind = iota + 1
+	// Hangup is the caller ending the call.
+	Hangup
+)
+
+// Input is one event from the transport. Closing the input channel means
+// the caller went away.
+type Input struct {
+	Kind InputKind
+	Text string
+}
+
+// Ender ends the call record (callctl.Service does, through the state machine).
+type Ender interface {
+	End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error)
+}
+
+// TurnStore persists transcript turns as they complete.
+type TurnStore interface {
+	AppendTurn(ctx context.Context, t call.Turn) error
+}
+
+// Config is one conversation's setup.
+type Config struct {
+	Call      call.Call
+	Assistant assistant.Assistant
+	Brain     Brain
+	Turns     TurnStore
+	Ender     Ender
+	Log       *slog.Logger
+	// Now is the clock (tests may fake it); nil means time.Now.
+	Now func() time.Time
+	// TurnTimeout bounds one reply of the brain (default 30 s).
+	TurnTimeout time.Duration
+}
+
+// Fallback is said when the brain fails and the call must end.
+const Fallback = "I'm sorry, I'm having trouble right now. Please try again later. Goodbye."
+
+// Run runs the conversation until the call ends, and ends it exactly once.
+// It returns the reason the call ended.
+func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
+	r := &runner{cfg: cfg, out: out}
+	if r.cfg.Now == nil {
+		r.cfg.Now = time.Now
+	}
+	if r.cfg.TurnTimeout <= 0 {
+		r.cfg.TurnTimeout = 30 * time.Second
+	}
+	if r.cfg.Log == nil {
+		r.cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return r.run(ctx, in)
+}
+
+type runner struct {
+	cfg      Config
+	out      Output
+	seq      int
+	lastUser time.Time // end of the caller's last turn, for latency
+}
+
+func (r *runner) run(ctx context.Context, in <-chan Input) string {
+	a := r.cfg.Assistant
+	maxDur := time.NewTimer(time.Duration(a.MaxDurationSeconds) * time.Second)
+	defer maxDur.Stop()
+	silenceAfter := time.Duration(a.SilenceTimeoutSeconds) * time.Second
+	silence := time.NewTimer(silenceAfter)
+	defer silence.Stop()
+
+	if first := strings.TrimSpace(a.FirstMessage); first != "" {
+		r.say(ctx, first)
+		r.cfg.Brain.Said(first)
+	}
+	reply, err := r.reply(ctx, func(ctx context.Context, emit func(string)) (Reply, error) { return r.cfg.Brain.Open(ctx, emit) })
+	if done, reason := r.after(ctx, reply, err); done {
+		return reason
+	}
+	resetTimer(silence, silenceAfter)
+	for {
+		select {
+		case <-ctx.Done():
+			return r.end(call.Completed, call.ReasonSystemShutdown)
+		case <-maxDur.C:
+			return r.end(call.Completed, call.ReasonMaxDuration)
+		case <-silence.C:
+			return r.end(call.Completed, call.ReasonSilenceTimeout)
+		case ev, ok := <-in:
+			if !ok || ev.Kind == Hangup {
+				return r.end(call.Completed, call.ReasonCustomerEnded)
+			}
+			text := strings.TrimSpace(ev.Text)
+			if ev.Kind != UserText || text == "" {
+				continue
+			}
+			silence.Stop()
+			r.turn(ctx, call.RoleUser, text, r.cfg.Now(), 0, false)
+			r.lastUser = r.cfg.Now()
+			reply, err := r.reply(ctx, func(ctx context.Context, emit func(string)) (Reply, error) {
+				return r.cfg.Brain.Respond(ctx, text, emit)
+			})
+			if done, reason := r.after(ctx, reply, err); done {
+				return reason
+			}
+			resetTimer(silence, silenceAfter)
+		}
+	}
+}
+
+// reply runs one brain call with the turn timeout, streaming its deltas as
+// one assistant turn, and retries once when the failure is transient.
+func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string)) (Reply, error)) (Reply, error) {
+	var lastErr error
+	for attempt := range 2 {
+		turnID := r.nextTurnID()
+		started := r.cfg.Now()
+		var first time.Time
+		var b strings.Builder
+		tctx, cancel := context.WithTimeout(ctx, r.cfg.TurnTimeout)
+		rep, err := fn(tctx, func(delta string) {
+			if delta == "" {
+				return
+			}
+			if first.IsZero() {
+				first = r.cfg.Now()
+			}
+			b.WriteString(delta)
+			r.out.Delta(turnID, delta)
+		})
+		cancel()
+		if err == nil {
+			if rep.Text == "" {
+				rep.Text = b.String()
+			}
+			if strings.TrimSpace(rep.Text) != "" {
+				if b.Len() == 0 { // a brain that did not stream: one delta
+					first = r.cfg.Now()
+					r.out.Delta(turnID, rep.Text)
+				}
+				var latency time.Duration
+				if !r.lastUser.IsZero() {
+					latency = first.Sub(r.lastUser)
+				}
+				r.finishTurn(ctx, turnID, call.RoleAssistant, rep.Text, started, latency, false)
+			} else {
+				r.seq-- // nothing said: the turn id is free again
+			}
+			return rep, nil
+		}
+		lastErr = err
+		if b.Len() > 0 {
+			// Part of a reply was shown: keep it as an interrupted turn.
+			r.finishTurn(ctx, turnID, call.RoleAssistant, b.String(), started, 0, true)
+		} else {
+			r.seq--
+		}
+		if ctx.Err() != nil || !Retryable(err) || attempt == 1 {
+			break
+		}
+		r.cfg.Log.Warn("assistant reply failed; retrying once", "call_id", r.cfg.Call.ID, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(RetryAfter(err), 2*time.Second)):
+		}
+	}
+	return Reply{}, lastErr
+}
+
+// after acts on a reply: ends the call when asked to, or on failure.
+func (r *runner) after(ctx context.Context, rep Reply, err error) (bool, string) {
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, r.end(call.Completed, call.ReasonSystemShutdown)
+		}
+		r.cfg.Log.Error("assistant reply failed; ending the call", "call_id", r.cfg.Call.ID, "err", err)
+		r.say(ctx, Fallback)
+		return true, r.end(call.Failed, call.ReasonModelFailed)
+	}
+	if rep.End || r.endPhrase(rep.Text) {
+		return true, r.end(call.Completed, call.ReasonAssistantEnded)
+	}
+	return false, ""
+}
+
+// endPhrase reports whether text contains one of the assistant's end-call phrases.
+func (r *runner) endPhrase(text string) bool {
+	t := strings.ToLower(text)
+	for _, p := range r.cfg.Assistant.EndCallPhrases {
+		if p = strings.ToLower(strings.TrimSpace(p)); p != "" && strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// say sends a whole assistant turn that no brain wrote (firstMessage, fallback).
+func (r *runner) say(ctx context.Context, text string) {
+	turnID := r.nextTurnID()
+	now := r.cfg.Now()
+	r.out.Delta(turnID, text)
+	r.finishTurn(ctx, turnID, call.RoleAssistant, text, now, 0, false)
+}
+
+func (r *runner) nextTurnID() string {
+	r.seq++
+	return fmt.Sprintf("turn_%d", r.seq)
+}
+
+// turn records a caller turn.
+func (r *runner) turn(ctx context.Context, role, text string, started time.Time, latency time.Duration, interrupted bool) {
+	turnID := r.nextTurnID()
+	r.persist(ctx, turnID, role, text, started, latency, interrupted)
+	r.out.Transcript(role, text, turnID, true)
+}
+
+// finishTurn closes an assistant turn: persisted, then announced.
+func (r *runner) finishTurn(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool) {
+	r.persist(ctx, turnID, role, text, started, latency, interrupted)
+	r.out.TurnDone(turnID, text, interrupted)
+	r.out.Transcript(role, text, turnID, true)
+}
+
+func (r *runner) persist(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool) {
+	var seq int
+	fmt.Sscanf(turnID, "turn_%d", &seq)
+	t := call.Turn{ID: id.New("turn"), OrgID: r.cfg.Call.OrgID, CallID: r.cfg.Call.ID, Seq: seq, Role: role, Text: text,
+		StartedAt: started, EndedAt: r.cfg.Now(), Interrupted: interrupted, Latency: latency}
+	if err := r.cfg.Turns.AppendTurn(context.WithoutCancel(ctx), t); err != nil {
+		r.cfg.Log.Error("persisting a turn failed", "call_id", r.cfg.Call.ID, "seq", seq, "err", err)
+	}
+}
+
+// end ends the call record and tells the transport; it returns the reason.
+func (r *runner) end(outcome call.Outcome, reason string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.cfg.Ender.End(ctx, r.cfg.Call.ID, outcome, reason, r.cfg.Brain.Result()); err != nil {
+		r.cfg.Log.Error("ending the call failed", "call_id", r.cfg.Call.ID, "err", err)
+	}
+	r.out.Ended(outcome, reason)
+	return reason
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	t.Stop()
+	t.Reset(d)
+}
+
+// retryable is implemented by errors that say whether a retry may help.
+type retryable interface {
+	Temporary() bool
+}
+
+// Retryable reports whether err is worth one retry: errors that say so
+// (llm.Error), and deadline overruns of a single turn.
+func Retryable(err error) bool {
+	var t retryable
+	if errors.As(err, &t) {
+		return t.Temporary()
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}
+
+// RetryAfter is how long an error asks to wait, if it says (else 500 ms).
+func RetryAfter(err error) time.Duration {
+	var ra interface{ RetryDelay() time.Duration }
+	if errors.As(err, &ra) && ra.RetryDelay() > 0 {
+		return ra.RetryDelay()
+	}
+	return 500 * time.Millisecond
+}
