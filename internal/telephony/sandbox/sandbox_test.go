@@ -545,3 +545,31 @@ func TestParseNumbers(t *testing.T) {
 		}
 	}
 }
+
+func TestPersonaAlex(t *testing.T) {
+	p := PersonaFor("+14155551234")
+	steps := []struct {
+		assistant, say string
+		hangup         bool
+	}{
+		{"Hi! I can book your appointment. What day would suit you?", "Next Tuesday, please.", false},
+		{"So Tuesday, December 1, is that right?", "Yes, that's right.", false},
+		{"What time works best? What time would you like?", "At 3 pm.", false},
+		{"You're booked. Goodbye!", "Thanks, bye!", true},
+	}
+	for _, s := range steps {
+		say, hangup := p.Reply(s.assistant)
+		if say != s.say || hangup != s.hangup {
+			t.Errorf("alex.Reply(%q) = %q, %v; want %q, %v", s.assistant, say, hangup, s.say, s.hangup)
+		}
+	}
+	if say, _ := PersonaFor("+14155550005").Reply("What day?"); say != "" {
+		t.Errorf("silent persona said %q", say)
+	}
+	imp := PersonaFor("+14155550006")
+	imp.Reply("What day?")
+	imp.Reply("Is that right?")
+	if say, hangup := imp.Reply("And what time?"); !hangup || say == "" {
+		t.Errorf("impatient persona third answer = %q, %v; want a goodbye and hang-up", say, hangup)
+	}
+}

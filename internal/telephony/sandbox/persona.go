@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"strings"
+)
+
+// Persona is the simulated person who answers a sandbox call: it hears
+// each assistant turn as text and answers from a script, so a sandbox call
+// is a real two-sided conversation with no network.
+type Persona interface {
+	// Name identifies the persona in docs and logs.
+	Name() string
+	// Reply is what the callee says after the assistant's turn; hangup
+	// ends the call after saying it (say may be empty).
+	Reply(assistantText string) (say string, hangup bool)
+}
+
+// Destination suffixes that choose a persona (the others are outcomes, see Place).
+const (
+	SuffixSilent    = "0005"
+	SuffixImpatient = "0006"
+)
+
+// PersonaFor chooses the persona of a destination by its last four digits:
+// …0005 never says anything (the assistant's silence timeout ends the
+// call), …0006 hangs up after two answers, any other number is Alex, the
+// default persona.
+func PersonaFor(number string) Persona {
+	switch {
+	case strings.HasSuffix(number, SuffixSilent):
+		return &silent{}
+	case strings.HasSuffix(number, SuffixImpatient):
+		return &alex{maxAnswers: 2, name: "impatient"}
+	}
+	return &alex{maxAnswers: 12, name: "alex"}
+}
+
+type silent struct{}
+
+func (*silent) Name() string                { return "silent" }
+func (*silent) Reply(string) (string, bool) { return "", false }
+
+// alex answers like a cooperative caller booking an appointment: a day
+// when asked for a date, a time when asked for a time, yes to
+// confirmations, and goodbye when the assistant says goodbye.
+type alex struct {
+	name       string
+	answers    int
+	maxAnswers int
+}
+
+func (a *alex) Name() string { return a.name }
+
+// script is checked in order; the first rule whose words appear wins.
+var script = []struct {
+	any    []string
+	say    string
+	hangup bool
+}{
+	{[]string{"goodbye", "good bye", "bye", "have a nice day", "have a great day", "take care"}, "Thanks, bye!", true},
+	{[]string{"what day", "which day", "what date", "which date", "when would", "when do", "when can", "what day would", "day would suit", "date would"}, "Next Tuesday, please.", false},
+	{[]string{"what time", "which time", "what hour", "time would"}, "At 3 pm.", false},
+	{[]string{"your name", "who am i speaking", "who is this", "may i have your name"}, "My name is Alex Smith.", false},
+	{[]string{"phone number", "call you back on", "reach you"}, "You can reach me at 415 555 0123.", false},
+	{[]string{"how can i help", "how may i help", "what can i do for you", "how can i assist", "what brings you"}, "I'd like to book an appointment, please.", false},
+	{[]string{"is that right", "is that correct", "correct?", "right?", "confirm", "shall i", "should i", "would you like", "do you want", "is this", "is that", "can i", "may i", "okay?", "ok?"}, "Yes, that's right.", false},
+	{[]string{"?"}, "Yes, please.", false},
+}
+
+func (a *alex) Reply(text string) (string, bool) {
+	t := " " + strings.ToLower(text) + " "
+	if a.answers >= a.maxAnswers {
+		return "Sorry, I have to go now. Bye!", true
+	}
+	for _, rule := range script {
+		for _, w := range rule.any {
+			if strings.Contains(t, w) {
+				if !rule.hangup {
+					a.answers++
+				}
+				return rule.say, rule.hangup
+			}
+		}
+	}
+	if a.answers == 0 {
+		a.answers++
+		return "Hi!", false
+	}
+	return "", false // a statement: Alex listens
+}
