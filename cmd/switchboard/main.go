@@ -140,6 +140,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	noAnswer := fs.Duration("sandbox-no-answer-timeout", envDuration("SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT", 30*time.Second), "sandbox: ring time of a no-answer (…0002) number (env SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT)")
 	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 5*time.Second), "sandbox: how long an answered call lasts (env SWITCHBOARD_SANDBOX_TALK_TIME)")
 	numbers := fs.String("sandbox-numbers", env("SWITCHBOARD_SANDBOX_NUMBERS", ""), "sandbox: comma-separated E.164 numbers to offer instead of the default 555-01xx ones (env SWITCHBOARD_SANDBOX_NUMBERS)")
+	allowPrivate := fs.Bool("webhook-allow-private", env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "") == "true", "allow webhook URLs that resolve to loopback or private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -151,6 +152,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	cfg := def
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
+	cfg.WebhookAllowPrivate = *allowPrivate
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	if *numbers != "" {
 		inv, err := sandbox.ParseNumbers(*numbers)

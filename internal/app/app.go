@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,7 @@ import (
 	"switchboard/internal/scheduling"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
+	"switchboard/internal/webhook"
 )
 
 // Version is set at build time.
@@ -46,10 +48,17 @@ type Config struct {
 	LostCallGrace time.Duration
 	// JobPoll is how often the job queue looks for due work.
 	JobPoll time.Duration
+	// PromoteEvery is how often due scheduled attempts are handed to the queue.
+	PromoteEvery time.Duration
 	// HousekeepingEvery is the housekeeping interval.
 	HousekeepingEvery time.Duration
 	// ShutdownTimeout bounds graceful shutdown.
 	ShutdownTimeout time.Duration
+	// WebhookAllowPrivate lets webhook endpoints resolve to loopback and
+	// private addresses (tests, trusted networks).
+	WebhookAllowPrivate bool
+	// WebhookEvery is the webhook dispatcher's polling interval.
+	WebhookEvery time.Duration
 }
 
 // DefaultConfig is the configuration of `switchboard serve` with no flags.
@@ -76,6 +85,10 @@ type Main struct {
 	api     *httpapi.Server
 	http    *http.Server
 	ln      net.Listener
+	// workers are the background loops Main owns; Close stops and waits.
+	workerCtx   context.Context
+	stopWorkers context.CancelFunc
+	workers     sync.WaitGroup
 	// BootstrapKey is the key printed on the first start, for tests.
 	BootstrapKey string
 	OrgID        string
@@ -117,8 +130,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + m.ln.Addr().String()
 	}
-	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: assistant.DefaultProviders()},
+	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
+	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: assistant.DefaultProviders(), Webhooks: guard},
 		db, calls, sched, log, reg)
+	m.startWorker(func(ctx context.Context) {
+		(&webhook.Dispatcher{Store: db, Sender: &webhook.Sender{Client: &http.Client{Transport: guard.Transport()}},
+			Log: log.With("component", "webhooks"), Every: cfg.WebhookEvery}).Run(ctx)
+	})
 
 	handlers := &jobs.Handlers{
 		DialAttempt: sched.DialAttempt,
@@ -134,6 +152,24 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if err := m.queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("start job queue: %w", err)
 	}
+	m.startWorker(func(ctx context.Context) {
+		every := cfg.PromoteEvery
+		if every <= 0 {
+			every = 200 * time.Millisecond
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if _, err := sched.Promote(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("promoting due attempts failed", "err", err)
+			}
+		}
+	})
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -164,6 +200,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	log.Info("serving", "addr", m.ln.Addr().String(), "db", db.Kind, "public_url", cfg.PublicURL, "version", Version)
 	ok = true
 	return m, nil
+}
+
+// startWorker runs fn in a goroutine that Close stops and waits for.
+func (m *Main) startWorker(fn func(ctx context.Context)) {
+	if m.stopWorkers == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		m.workerCtx, m.stopWorkers = ctx, cancel
+	}
+	m.workers.Go(func() { fn(m.workerCtx) })
 }
 
 // Addr is the address the server listens on (useful with :0).
@@ -200,11 +245,6 @@ func (m *Main) bootstrap(ctx context.Context) error {
 
 func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *scheduling.Service) error {
 	var errs []error
-	if n, err := sched.Sweep(ctx); err != nil {
-		errs = append(errs, err)
-	} else if n > 0 {
-		m.log.Info("enqueued forgotten attempts", "count", n)
-	}
 	grace := max(m.cfg.LostCallGrace, 2*m.cfg.Sandbox.NoAnswerTimeout)
 	if n, err := calls.EndLost(ctx, grace); err != nil {
 		errs = append(errs, err)
@@ -235,6 +275,10 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.queue != nil {
 		errs = append(errs, m.queue.Stop(ctx))
+	}
+	if m.stopWorkers != nil {
+		m.stopWorkers()
+		m.workers.Wait()
 	}
 	if m.sandbox != nil {
 		errs = append(errs, m.sandbox.Close())

@@ -95,6 +95,8 @@ func testConfig(dbURL string) Config {
 	cfg.JobPoll = 100 * time.Millisecond
 	cfg.HousekeepingEvery = time.Second
 	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.WebhookAllowPrivate = true
+	cfg.WebhookEvery = 50 * time.Millisecond
 	return cfg
 }
 

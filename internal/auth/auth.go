@@ -22,10 +22,12 @@ const (
 	PhoneWrite      = "phone:write"
 	AssistantsRead  = "assistants:read"
 	AssistantsWrite = "assistants:write"
+	WebhooksRead    = "webhooks:read"
+	WebhooksWrite   = "webhooks:write"
 )
 
 // AllScopes lists every scope, in documentation order.
-var AllScopes = []string{CallsRead, CallsWrite, PhoneRead, PhoneWrite, AssistantsRead, AssistantsWrite}
+var AllScopes = []string{CallsRead, CallsWrite, PhoneRead, PhoneWrite, AssistantsRead, AssistantsWrite, WebhooksRead, WebhooksWrite}
 
 // ValidScope reports whether s names a scope.
 func ValidScope(s string) bool { return slices.Contains(AllScopes, s) }

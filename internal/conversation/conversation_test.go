@@ -52,7 +52,7 @@ type recorder struct {
 	result  call.Result
 }
 
-func (r *recorder) add(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
+func (r *recorder) add(s string)              { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
 func (r *recorder) Delta(turnID, text string) {}
 func (r *recorder) TurnDone(turnID, text string, interrupted bool) {
 	r.add("done " + turnID + " " + text)
@@ -60,7 +60,9 @@ func (r *recorder) TurnDone(turnID, text string, interrupted bool) {
 func (r *recorder) Transcript(role, text, turnID string, final bool) {
 	r.add("transcript " + role + " " + text)
 }
-func (r *recorder) Ended(outcome call.Outcome, reason string) { r.add("ended " + string(outcome) + " " + reason) }
+func (r *recorder) Ended(outcome call.Outcome, reason string) {
+	r.add("ended " + string(outcome) + " " + reason)
+}
 func (r *recorder) AppendTurn(ctx context.Context, t call.Turn) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -36,6 +36,13 @@ func (s *Server) table() []route {
 		{method: http.MethodPatch, path: "/v1/assistants/{id}", scope: auth.AssistantsWrite, body: jsonBody, h: s.updateAssistant},
 		{method: http.MethodDelete, path: "/v1/assistants/{id}", scope: auth.AssistantsWrite, h: s.deleteAssistant},
 
+		{method: http.MethodGet, path: "/v1/webhooks", scope: auth.WebhooksRead, h: s.listWebhooks},
+		{method: http.MethodPost, path: "/v1/webhooks", scope: auth.WebhooksWrite, body: jsonBody, create: true, h: s.createWebhook},
+		{method: http.MethodDelete, path: "/v1/webhooks/{id}", scope: auth.WebhooksWrite, h: s.deleteWebhook},
+		{method: http.MethodPost, path: "/v1/webhooks/{id}/rotate-secret", scope: auth.WebhooksWrite, body: optionalJSONBody, h: s.rotateWebhookSecret},
+		{method: http.MethodGet, path: "/v1/webhooks/{id}/deliveries", scope: auth.WebhooksRead, h: s.listDeliveries},
+		{method: http.MethodPost, path: "/v1/webhooks/{id}/deliveries/{messageId}/redeliver", scope: auth.WebhooksWrite, body: optionalJSONBody, h: s.redeliver},
+
 		{method: http.MethodGet, path: "/v1/openapi.json", h: s.openAPI},
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/store"
+	"switchboard/internal/webhook"
 )
 
 // MaxBody is the largest request body accepted.
@@ -40,6 +41,8 @@ type Config struct {
 	// RateLimit is requests per second per key (burst twice that); 0 disables.
 	RateLimit float64
 	Providers assistant.Providers
+	// Webhooks checks endpoint URLs (private addresses refused unless allowed).
+	Webhooks webhook.Guard
 }
 
 // Server serves the REST API.

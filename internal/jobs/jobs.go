@@ -81,10 +81,9 @@ func (w *housekeepingWorker) Work(ctx context.Context, _ *river.Job[Housekeeping
 	return w.h.Every(ctx)
 }
 
-// Job is one dial to enqueue.
+// Job is one dial to enqueue, to run as soon as a worker is free.
 type Job struct {
 	AttemptID string
-	DueAt     time.Time
 }
 
 // Queue is a started or startable River client of either database.
@@ -165,7 +164,9 @@ func migrate[TTx any](ctx context.Context, d riverdriver.Driver[TTx]) error {
 	return err
 }
 
-// Enqueue inserts dial jobs, scheduled at each job's due time.
+// Enqueue inserts dial jobs that run at once. (River's own scheduled jobs
+// wait for its scheduler, which wakes every 5 s; the scheduling package
+// promotes attempts when they come due instead.)
 func (q *Queue) Enqueue(ctx context.Context, jobs []Job) error {
 	const batch = 500
 	for start := 0; start < len(jobs); start += batch {
@@ -173,7 +174,6 @@ func (q *Queue) Enqueue(ctx context.Context, jobs []Job) error {
 		params := make([]river.InsertManyParams, len(chunk))
 		for i, j := range chunk {
 			opts := DialArgs{}.InsertOpts()
-			opts.ScheduledAt = j.DueAt
 			params[i] = river.InsertManyParams{Args: DialArgs{AttemptID: j.AttemptID}, InsertOpts: &opts}
 		}
 		if err := q.insert(ctx, params); err != nil {

@@ -1,9 +1,10 @@
 // Package scheduling runs scheduled outbound calls. A schedule's attempts
-// are rows in the database (the truth); each has a durable dial job in the
-// queue that fires at its due time. The job claims the attempt and creates
-// its call in one transaction, so an attempt is dialed at most once; a
-// periodic sweep enqueues attempts whose job was lost between commit and
-// enqueue, so none is forgotten.
+// are rows in the database (the truth). A promoter on every node hands the
+// attempts that have come due to the durable job queue (River) as dial
+// jobs, unique per attempt; a dial job claims its attempt and creates the
+// call in one transaction, so an attempt is dialed at most once, and an
+// attempt is never forgotten: until its job is recorded as enqueued, the
+// next promotion enqueues it again (a duplicate is refused by uniqueness).
 package scheduling
 
 import (
@@ -92,40 +93,36 @@ func (s *Service) Create(ctx context.Context, req Request) (schedule.Schedule, e
 	if err := s.store.CreateSchedule(ctx, sc, attempts); err != nil {
 		return schedule.Schedule{}, err
 	}
-	// Enqueue after commit; if this fails or the process dies here, the
-	// housekeeping sweep enqueues the attempts later (they are pending and
-	// not marked enqueued). The request still succeeds: the schedule is stored.
-	if err := s.enqueue(context.WithoutCancel(ctx), attempts); err != nil {
-		s.log.Warn("enqueue after schedule create failed; the sweep will retry", "schedule_id", sc.ID, "err", err)
-	}
 	return sc, nil
 }
 
-func (s *Service) enqueue(ctx context.Context, attempts []schedule.Attempt) error {
-	js := make([]jobs.Job, len(attempts))
-	ids := make([]string, len(attempts))
-	for i, a := range attempts {
-		js[i] = jobs.Job{AttemptID: a.ID, DueAt: a.DueAt}
-		ids[i] = a.ID
-	}
-	if err := s.queue.Enqueue(ctx, js); err != nil {
-		return err
-	}
-	return s.store.MarkEnqueued(ctx, ids)
-}
-
-// Sweep enqueues pending attempts whose job never made it to the queue.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+// Promote enqueues a dial job for every attempt that has come due, in
+// batches; it returns how many it enqueued. Promotion runs every fraction
+// of a second (not River's scheduled jobs, whose scheduler wakes every 5 s),
+// so an attempt is dialed well within a second of its due time.
+func (s *Service) Promote(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		as, err := s.store.UnqueuedAttempts(ctx, s.now().Add(-30*time.Second), 1000)
+		as, err := s.store.DueAttempts(ctx, s.now(), 1000)
 		if err != nil || len(as) == 0 {
 			return total, err
 		}
-		if err := s.enqueue(ctx, as); err != nil {
+		js := make([]jobs.Job, len(as))
+		ids := make([]string, len(as))
+		for i, a := range as {
+			js[i] = jobs.Job{AttemptID: a.ID}
+			ids[i] = a.ID
+		}
+		if err := s.queue.Enqueue(ctx, js); err != nil {
+			return total, err
+		}
+		if err := s.store.MarkEnqueued(ctx, ids); err != nil {
 			return total, err
 		}
 		total += len(as)
+		if len(as) < 1000 {
+			return total, nil
+		}
 	}
 }
 

@@ -137,9 +137,9 @@ type Store interface {
 	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)
 	// FailAttempt moves a pending attempt to failed with a reason.
 	FailAttempt(ctx context.Context, id, reason string, at time.Time) error
-	// UnqueuedAttempts lists pending attempts whose job was never enqueued,
-	// created before the given time (the enqueue-after-commit window).
-	UnqueuedAttempts(ctx context.Context, createdBefore time.Time, limit int) ([]schedule.Attempt, error)
+	// DueAttempts lists pending attempts due by the given time whose dial
+	// job is not enqueued yet, earliest first.
+	DueAttempts(ctx context.Context, dueBy time.Time, limit int) ([]schedule.Attempt, error)
 	// MarkEnqueued records that the attempts' jobs are in the queue.
 	MarkEnqueued(ctx context.Context, ids []string) error
 

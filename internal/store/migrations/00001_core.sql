@@ -125,7 +125,7 @@ CREATE TABLE attempts (
     updated_at  BIGINT NOT NULL
 );
 CREATE INDEX attempts_schedule ON attempts (schedule_id, due_at, id);
-CREATE INDEX attempts_unqueued ON attempts (enqueued, state, created_at);
+CREATE INDEX attempts_due ON attempts (enqueued, state, due_at);
 CREATE INDEX attempts_purchase_pending ON attempts (state, schedule_id);
 
 CREATE TABLE idempotency_keys (

@@ -1,9 +1,9 @@
 package sqlstore
 
 import (
-	"encoding/json"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -174,7 +174,7 @@ func (s *Store) listPage(ctx context.Context, cond string, args []any, f store.C
 	return out, nil
 }
 
-// resultJSON is a call's conversation result as stored ('' when empty).
+// resultJSON is a call's conversation result as stored (” when empty).
 func resultJSON(r call.Result) string {
 	if r.FlowSuccess == nil && len(r.Vars) == 0 {
 		return ""

@@ -195,9 +195,9 @@ func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time
 	return affected(res, err, "pending attempt")
 }
 
-// UnqueuedAttempts lists pending attempts never enqueued.
-func (s *Store) UnqueuedAttempts(ctx context.Context, before time.Time, limit int) ([]schedule.Attempt, error) {
-	return s.attempts(ctx, s.r, `a.enqueued = ? AND a.state = 'pending' AND a.created_at < ? ORDER BY a.due_at LIMIT ?`, false, ms(before), limit)
+// DueAttempts lists pending, not yet enqueued attempts due by dueBy.
+func (s *Store) DueAttempts(ctx context.Context, dueBy time.Time, limit int) ([]schedule.Attempt, error) {
+	return s.attempts(ctx, s.r, `a.enqueued = ? AND a.state = 'pending' AND a.due_at <= ? ORDER BY a.due_at LIMIT ?`, false, ms(dueBy), limit)
 }
 
 // MarkEnqueued flags attempts as enqueued.

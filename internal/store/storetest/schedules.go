@@ -189,38 +189,40 @@ func testSchedules(t *testing.T, open Opener) {
 		checkAttempts(t, s, "after refused operations on canceled attempts", f, want)
 	})
 
-	t.Run("UnqueuedAndMarkEnqueued", func(t *testing.T) {
+	t.Run("DueAttemptsAndMarkEnqueued", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		f := newScheduleFixture(t, s, 3, d1) // created at t0
 		a := f.attempts
-		unqueued := func(step string, before time.Time, limit int, want []schedule.Attempt) {
+		unqueued := func(step string, dueBy time.Time, limit int, want []schedule.Attempt) {
 			t.Helper()
-			got, err := s.UnqueuedAttempts(ctx, before, limit)
-			must(t, "UnqueuedAttempts", err)
-			call := fmt.Sprintf("%s: UnqueuedAttempts(before %v, limit %d)", step, before, limit)
+			got, err := s.DueAttempts(ctx, dueBy, limit)
+			must(t, "DueAttempts", err)
+			call := fmt.Sprintf("%s: DueAttempts(due by %v, limit %d)", step, dueBy, limit)
 			sameIDSet(t, call, attemptIDs(got), attemptIDs(want))
 		}
-		unqueued("new schedule", t0.Truncate(time.Millisecond), 100, nil) // created at, not before
-		unqueued("new schedule", t0.Add(time.Millisecond), 100, a)
-		got, err := s.UnqueuedAttempts(ctx, t0.Add(time.Second), 2)
-		must(t, "UnqueuedAttempts", err)
+		// The fixture's attempts fall due at d1, d1+1m and d1+2m.
+		unqueued("before the first is due", d1.Add(-time.Millisecond), 100, nil)
+		unqueued("when the first is due", d1, 100, a[:1])
+		unqueued("when all are due", d1.Add(2*time.Minute), 100, a)
+		got, err := s.DueAttempts(ctx, d1.Add(time.Hour), 2)
+		must(t, "DueAttempts", err)
 		if len(got) != 2 {
-			t.Errorf("UnqueuedAttempts(limit 2) of 3 = %d attempts; want 2", len(got))
+			t.Errorf("DueAttempts(limit 2) of 3 = %d attempts; want 2", len(got))
 		}
 		for _, g := range got {
 			if g.State != schedule.Pending || g.ScheduleID != f.sc.ID || g.OrgID != f.orgID {
-				t.Errorf("UnqueuedAttempts returned %+v; want a pending attempt of schedule %s", g, f.sc.ID)
+				t.Errorf("DueAttempts returned %+v; want a pending attempt of schedule %s", g, f.sc.ID)
 			}
 		}
 
 		must(t, "MarkEnqueued(nil)", s.MarkEnqueued(ctx, nil))
 		must(t, "MarkEnqueued", s.MarkEnqueued(ctx, []string{a[0].ID, id.New(id.Attempt)}))
-		unqueued("after MarkEnqueued(a0)", t0.Add(time.Second), 100, a[1:])
+		unqueued("after MarkEnqueued(a0)", d1.Add(time.Hour), 100, a[1:])
 		must(t, "FailAttempt", s.FailAttempt(ctx, a[1].ID, "no", at(time.Minute)))
-		unqueued("after FailAttempt(a1)", t0.Add(time.Second), 100, a[2:])
+		unqueued("after FailAttempt(a1)", d1.Add(time.Hour), 100, a[2:])
 		mustCall(t, s, scheduledCall(f, a[2], d1))
-		unqueued("after dialing a2", t0.Add(time.Second), 100, nil)
+		unqueued("after dialing a2", d1.Add(time.Hour), 100, nil)
 		// Enqueued-ness is not otherwise visible: the attempts read the same.
 		_, as, err := s.GetSchedule(ctx, f.orgID, f.sc.ID)
 		must(t, "GetSchedule", err)
@@ -238,14 +240,14 @@ func testSchedules(t *testing.T, open Opener) {
 		}
 		f := newScheduleFixture(t, s, 2, dates...) // 650 attempts
 		checkAttempts(t, s, "650 attempts", f, f.attempts)
-		got, err := s.UnqueuedAttempts(ctx, t0.Add(time.Second), 1000)
-		must(t, "UnqueuedAttempts", err)
-		sameIDSet(t, "UnqueuedAttempts of 650 attempts", attemptIDs(got), attemptIDs(f.attempts))
+		got, err := s.DueAttempts(ctx, d1.Add(400*time.Hour), 1000)
+		must(t, "DueAttempts", err)
+		sameIDSet(t, "DueAttempts of 650 attempts", attemptIDs(got), attemptIDs(f.attempts))
 		must(t, "MarkEnqueued(650 ids)", s.MarkEnqueued(ctx, attemptIDs(f.attempts)))
-		got, err = s.UnqueuedAttempts(ctx, t0.Add(time.Second), 1000)
-		must(t, "UnqueuedAttempts", err)
+		got, err = s.DueAttempts(ctx, d1.Add(400*time.Hour), 1000)
+		must(t, "DueAttempts", err)
 		if len(got) != 0 {
-			t.Errorf("UnqueuedAttempts after MarkEnqueued(all 650) = %d attempts; want none", len(got))
+			t.Errorf("DueAttempts after MarkEnqueued(all 650) = %d attempts; want none", len(got))
 		}
 		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(time.Hour))
 		must(t, "CancelSchedule", err)

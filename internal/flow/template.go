@@ -1,0 +1,177 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// templateRE finds {{var}} and {{var.path.0}} references; anything else in
+// braces is left as written.
+var templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}`)
+
+// form is who a rendered value is for.
+type form int
+
+const (
+	spoken  form = iota // node texts: dates and times in words, booleans as yes/no
+	literal             // tool arguments: values as the variables hold them
+)
+
+// render fills the {{var}} references of s. Unknown variables (and paths into
+// them) render as nothing.
+func render(s string, vars map[string]any, kinds map[string]valueKind, f form) string {
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	return templateRE.ReplaceAllStringFunc(s, func(ref string) string {
+		path := strings.Split(templateRE.FindStringSubmatch(ref)[1], ".")
+		v, ok := vars[path[0]]
+		if !ok {
+			return ""
+		}
+		if len(path) == 1 && f == spoken {
+			if s, ok := v.(string); ok {
+				return speak(s, kinds[path[0]])
+			}
+		}
+		for _, p := range path[1:] {
+			switch c := v.(type) {
+			case map[string]any:
+				if v, ok = c[p]; !ok {
+					return ""
+				}
+			case []any:
+				i, err := strconv.Atoi(p)
+				if err != nil || i < 0 || i >= len(c) {
+					return ""
+				}
+				v = c[i]
+			default:
+				return ""
+			}
+		}
+		return format(v, f)
+	})
+}
+
+// format writes a variable's value as text.
+func format(v any, f form) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case bool:
+		if f == spoken {
+			if v {
+				return "yes"
+			}
+			return "no"
+		}
+		return strconv.FormatBool(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case json.Number:
+		return v.String()
+	}
+	b, err := marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// speak writes a captured date, time or date-time the way it is said:
+// "Tuesday, December 1, 2026", "3:30 PM", "3 PM",
+// "Tuesday, December 1, 2026 at 3:30 PM".
+func speak(s string, k valueKind) string {
+	const (
+		dateWords = "Monday, January 2, 2006"
+		hourWords = "3 PM"
+		timeWords = "3:04 PM"
+	)
+	clockWords := func(t time.Time) string {
+		if t.Minute() == 0 {
+			return t.Format(hourWords)
+		}
+		return t.Format(timeWords)
+	}
+	switch k {
+	case dateValue:
+		if t, err := time.Parse(time.DateOnly, s); err == nil {
+			return t.Format(dateWords)
+		}
+	case timeValue:
+		if t, err := time.Parse("15:04", s); err == nil {
+			return clockWords(t)
+		}
+	case dateTimeValue:
+		if t, err := time.Parse("2006-01-02T15:04", s); err == nil {
+			return t.Format(dateWords) + " at " + clockWords(t)
+		}
+	}
+	return s
+}
+
+// renderArgs fills the templates in every string of a tool's arguments (at
+// any depth, keys excepted) and returns the JSON object.
+func renderArgs(args any, vars map[string]any, kinds map[string]valueKind) json.RawMessage {
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			return render(v, vars, kinds, literal)
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			for k, e := range v {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(v))
+			for i, e := range v {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	if args == nil {
+		return json.RawMessage("{}")
+	}
+	b, err := marshal(walk(args))
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// decodeJSON decodes JSON keeping numbers exact (json.Number).
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
+}
+
+// marshal encodes JSON without HTML escaping (a tool receives "<" as "<").
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}

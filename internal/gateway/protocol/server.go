@@ -1,0 +1,353 @@
+package protocol
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Server event types.
+const (
+	TypeSessionStarted = "session.started"
+	TypeTextDelta      = "assistant.text.delta"
+	TypeTurnDone       = "assistant.turn.done"
+	TypeTranscript     = "transcript"
+	TypeCallEnded      = "call.ended"
+	TypeError          = "error"
+	TypePong           = "pong"
+)
+
+// ServerTypes lists the server event types of this version, in the order
+// the documentation gives them.
+var ServerTypes = []string{TypeSessionStarted, TypeTextDelta, TypeTurnDone, TypeTranscript, TypeCallEnded, TypeError, TypePong}
+
+// TimeLayout is how every server event's `at` is written: RFC 3339 in UTC
+// with exactly three fractional digits, as everywhere in the REST API.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// ServerEvent is one event the server sends: SessionStarted, TextDelta,
+// TurnDone, Transcript, CallEnded, ErrorEvent or Pong (values, not
+// pointers). Each has Seq and At, which the gateway's writer sets (Stamp)
+// just before Encode, so they follow the order frames leave the socket.
+type ServerEvent interface{ Type() string }
+
+// SessionStarted is the first frame of every session: the call is now in
+// progress and this is its protocol version.
+type SessionStarted struct {
+	Seq         int64
+	At          time.Time
+	CallID      string
+	AssistantID string
+}
+
+// Type returns "session.started".
+func (SessionStarted) Type() string { return TypeSessionStarted }
+
+// TextDelta is the next piece of the assistant's reply in turn TurnID. The
+// deltas of a turn, concatenated in seq order, are its text; a delta never
+// splits a UTF-8 character.
+type TextDelta struct {
+	Seq    int64
+	At     time.Time
+	TurnID string
+	Text   string
+}
+
+// Type returns "assistant.text.delta".
+func (TextDelta) Type() string { return TypeTextDelta }
+
+// TurnDone ends an assistant turn: no more deltas for TurnID. Text is the
+// whole turn as sent (the concatenated deltas); Interrupted says the user cut
+// in (user.text or hangup) before the assistant finished.
+type TurnDone struct {
+	Seq         int64
+	At          time.Time
+	TurnID      string
+	Text        string
+	Interrupted bool
+}
+
+// Type returns "assistant.turn.done".
+func (TurnDone) Type() string { return TypeTurnDone }
+
+// Role says who spoke a transcript line.
+type Role string
+
+// Transcript roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Transcript is one line of the call's transcript as it is recorded. Final
+// lines are what the call's stored transcript holds; in text sessions every
+// line is final. Later (audio), non-final lines for the same TurnID may
+// precede a final one and are replaced by it.
+type Transcript struct {
+	Seq    int64
+	At     time.Time
+	Role   Role
+	Text   string
+	TurnID string
+	Final  bool
+}
+
+// Type returns "transcript".
+func (Transcript) Type() string { return TypeTranscript }
+
+// CallEnded is the last event of a call: its outcome and endedReason, the
+// same values GET /v1/calls/{id} then shows. The server closes the socket
+// right after it.
+type CallEnded struct {
+	Seq         int64
+	At          time.Time
+	Outcome     string
+	EndedReason string
+}
+
+// Type returns "call.ended".
+func (CallEnded) Type() string { return TypeCallEnded }
+
+// ErrorEvent reports a problem. Fatal errors are followed by the close of
+// the socket (and call.ended when the call ends with it); otherwise the call
+// goes on. Build it from an error with ErrorEventFor.
+type ErrorEvent struct {
+	Seq     int64
+	At      time.Time
+	Code    string
+	Message string
+	// Field is the offending field of the client's frame, when there is one.
+	Field string
+	Fatal bool
+}
+
+// Type returns "error".
+func (ErrorEvent) Type() string { return TypeError }
+
+// Pong answers a ping, echoing its id.
+type Pong struct {
+	Seq int64
+	At  time.Time
+	ID  string
+}
+
+// Type returns "pong".
+func (Pong) Type() string { return TypePong }
+
+// Stamp returns ev with Seq and At set. The gateway's writer calls it for
+// each event as it sends it: seq counts the connection's server events from 1.
+// Other values are returned unchanged, for Encode to refuse.
+func Stamp(ev ServerEvent, seq int64, at time.Time) ServerEvent {
+	switch e := ev.(type) {
+	case SessionStarted:
+		e.Seq, e.At = seq, at
+		return e
+	case TextDelta:
+		e.Seq, e.At = seq, at
+		return e
+	case TurnDone:
+		e.Seq, e.At = seq, at
+		return e
+	case Transcript:
+		e.Seq, e.At = seq, at
+		return e
+	case CallEnded:
+		e.Seq, e.At = seq, at
+		return e
+	case ErrorEvent:
+		e.Seq, e.At = seq, at
+		return e
+	case Pong:
+		e.Seq, e.At = seq, at
+		return e
+	}
+	return ev
+}
+
+// Encode renders a server event as a text frame, adding its type. It checks
+// what the protocol promises clients: Seq ≥ 1, At set, the required strings
+// non-empty, valid UTF-8 and a known transcript role. A failure is a bug in
+// the caller; the error wraps an *Error naming the field.
+func Encode(ev ServerEvent) ([]byte, error) {
+	body, perr := serverWire(ev)
+	if perr != nil {
+		return nil, fmt.Errorf("protocol: encode: %w", perr)
+	}
+	b, err := marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: encode %s: %w", ev.Type(), err)
+	}
+	return b, nil
+}
+
+// head is the members every server event starts with.
+type head struct {
+	Type string `json:"type"`
+	Seq  int64  `json:"seq"`
+	At   string `json:"at"`
+}
+
+// checker validates a server event's fields, keeping the first problem.
+type checker struct {
+	event string
+	head  head
+	err   *Error
+}
+
+func (c *checker) start(typ string, seq int64, at time.Time) {
+	c.event = typ
+	c.head = head{Type: typ, Seq: seq, At: at.UTC().Format(TimeLayout)}
+	switch {
+	case seq < 1:
+		c.fail("seq", "must be 1 or more, got %d", seq)
+	case at.IsZero():
+		c.fail("at", "must be set")
+	}
+}
+
+func (c *checker) fail(field, format string, args ...any) {
+	if c.err == nil {
+		c.err = fieldError(c.event, field, format, args...)
+	}
+}
+
+// text checks a string field: valid UTF-8 (encoding/json would silently
+// replace bad bytes) and, if required, not empty.
+func (c *checker) text(field, v string, required bool) string {
+	switch {
+	case !utf8.ValidString(v):
+		c.fail(field, "must be valid UTF-8")
+	case required && v == "":
+		c.fail(field, "must not be empty")
+	}
+	return v
+}
+
+// serverWire validates ev and returns the value to marshal.
+func serverWire(ev ServerEvent) (any, *Error) {
+	var c checker
+	var body any
+	switch e := ev.(type) {
+	case SessionStarted:
+		c.start(TypeSessionStarted, e.Seq, e.At)
+		body = struct {
+			head
+			CallID      string `json:"callId"`
+			AssistantID string `json:"assistantId"`
+			Protocol    string `json:"protocol"`
+		}{c.head, c.text("callId", e.CallID, true), c.text("assistantId", e.AssistantID, true), Version}
+	case TextDelta:
+		c.start(TypeTextDelta, e.Seq, e.At)
+		body = struct {
+			head
+			TurnID string `json:"turnId"`
+			Text   string `json:"text"`
+		}{c.head, c.text("turnId", e.TurnID, true), c.text("text", e.Text, true)}
+	case TurnDone:
+		c.start(TypeTurnDone, e.Seq, e.At)
+		body = struct {
+			head
+			TurnID      string `json:"turnId"`
+			Text        string `json:"text"`
+			Interrupted bool   `json:"interrupted"`
+		}{c.head, c.text("turnId", e.TurnID, true), c.text("text", e.Text, false), e.Interrupted}
+	case Transcript:
+		c.start(TypeTranscript, e.Seq, e.At)
+		if e.Role != RoleUser && e.Role != RoleAssistant {
+			c.fail("role", `must be "user" or "assistant", got %q`, e.Role)
+		}
+		body = struct {
+			head
+			Role   Role   `json:"role"`
+			Text   string `json:"text"`
+			TurnID string `json:"turnId"`
+			Final  bool   `json:"final"`
+		}{c.head, e.Role, c.text("text", e.Text, false), c.text("turnId", e.TurnID, true), e.Final}
+	case CallEnded:
+		c.start(TypeCallEnded, e.Seq, e.At)
+		body = struct {
+			head
+			Outcome     string `json:"outcome"`
+			EndedReason string `json:"endedReason"`
+		}{c.head, c.text("outcome", e.Outcome, true), c.text("endedReason", e.EndedReason, true)}
+	case ErrorEvent:
+		c.start(TypeError, e.Seq, e.At)
+		body = struct {
+			head
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Field   string `json:"field,omitempty"`
+			Fatal   bool   `json:"fatal"`
+		}{c.head, c.text("code", e.Code, true), c.text("message", e.Message, true), c.text("field", e.Field, false), e.Fatal}
+	case Pong:
+		c.start(TypePong, e.Seq, e.At)
+		body = struct {
+			head
+			ID string `json:"id,omitempty"`
+		}{c.head, c.text("id", e.ID, false)}
+	default:
+		return nil, frameError(CodeUnknownType, "cannot encode %T as a server event", ev)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return body, nil
+}
+
+// DecodeServer parses one server text frame, for Go clients and tests. It is
+// as strict as Decode (and never panics) but has no frame limit: members it
+// does not know are ignored, known ones must have their documented type, and
+// the result must pass Encode's checks.
+func DecodeServer(frame []byte) (ServerEvent, error) {
+	members, perr := parseFrame(frame)
+	if perr != nil {
+		return nil, perr
+	}
+	typ, perr := eventType(members, ServerTypes, "server")
+	if perr != nil {
+		return nil, perr
+	}
+	o := &object{event: typ, members: members}
+	seq, _ := o.int("seq", true)
+	var at time.Time
+	if s, ok := o.string("at", true); ok {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			o.fail("at", "must be an RFC 3339 time, got %q", s)
+		}
+		at = t.UTC()
+	}
+	str := func(key string) string { s, _ := o.string(key, true); return s }
+	boolean := func(key string) bool { b, _ := o.bool(key, true); return b }
+	var ev ServerEvent
+	switch typ {
+	case TypeSessionStarted:
+		e := SessionStarted{Seq: seq, At: at, CallID: str("callId"), AssistantID: str("assistantId")}
+		if p := str("protocol"); o.err == nil && p != Version {
+			o.fail("protocol", "must be %q, got %q", Version, p)
+		}
+		ev = e
+	case TypeTextDelta:
+		ev = TextDelta{Seq: seq, At: at, TurnID: str("turnId"), Text: str("text")}
+	case TypeTurnDone:
+		ev = TurnDone{Seq: seq, At: at, TurnID: str("turnId"), Text: str("text"), Interrupted: boolean("interrupted")}
+	case TypeTranscript:
+		ev = Transcript{Seq: seq, At: at, Role: Role(str("role")), Text: str("text"), TurnID: str("turnId"), Final: boolean("final")}
+	case TypeCallEnded:
+		ev = CallEnded{Seq: seq, At: at, Outcome: str("outcome"), EndedReason: str("endedReason")}
+	case TypeError:
+		e := ErrorEvent{Seq: seq, At: at, Code: str("code"), Message: str("message"), Fatal: boolean("fatal")}
+		e.Field, _ = o.string("field", false)
+		ev = e
+	case TypePong:
+		id, _ := o.string("id", false)
+		ev = Pong{Seq: seq, At: at, ID: id}
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	if _, perr := serverWire(ev); perr != nil {
+		return nil, perr
+	}
+	return ev, nil
+}

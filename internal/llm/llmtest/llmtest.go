@@ -1,0 +1,295 @@
+// Package llmtest provides fake OpenAI and Anthropic servers that speak the
+// streaming wire formats as the real APIs do (event names, chunk shapes,
+// tool arguments in several pieces, error bodies, Retry-After), so clients
+// and the conversation engine above them are tested over real HTTP without
+// reaching a provider. Each fake checks what it receives like the real API
+// would, and fails the test on a malformed request.
+//
+// Exercise is the behavioural suite every llm.Client passes against its fake.
+package llmtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"switchboard/internal/llm"
+)
+
+// APIKey is the key both fakes accept. Any other key gets the provider's 401,
+// as from the real API, without consuming a turn.
+const APIKey = "sk-llmtest-4f3e2d1c0b0a9f8e7d6c"
+
+// Turn scripts the server's answer to one request. A turn streams its Text,
+// then its ToolCalls, then the stop reason; the fields below change that.
+type Turn struct {
+	// Text is sent as one chunk (one text_delta) per element.
+	Text []string
+	// ToolCalls are sent after the text, each call's arguments in pieces of
+	// a few bytes as the real APIs stream them. An empty ID is filled in
+	// ("call_…" or "toolu_…").
+	ToolCalls []llm.ToolCall
+	// Status, when set, answers with that HTTP status and the provider's
+	// error body instead of a stream.
+	Status int
+	// RetryAfter is sent verbatim as the Retry-After header of a Status answer.
+	RetryAfter string
+	// MidStreamError sends the provider's in-stream error after half of Text
+	// and ends the stream there.
+	MidStreamError bool
+	// Delay is waited before the first byte of the answer.
+	Delay time.Duration
+	// Interval is waited between events, to let a test act mid-stream.
+	Interval time.Duration
+	// Truncate ends the stream after the content without its final events
+	// (finish reason, "data: [DONE]" / message_delta, message_stop), the way
+	// a dropped connection looks.
+	Truncate bool
+	// Hang keeps the stream open after the content until the client goes
+	// away or the server closes: the case for cancellation.
+	Hang bool
+	// MaxTokens ends the turn as cut off by the token limit
+	// (finish_reason "length", stop_reason "max_tokens").
+	MaxTokens bool
+	// InputTokens and OutputTokens are the usage reported; when zero the
+	// fake estimates them (a token per four request bytes, one per piece sent).
+	InputTokens, OutputTokens int
+}
+
+// Server is a fake provider over a real HTTP server on loopback.
+type Server struct {
+	// URL is the base URL to give the matching client's New.
+	URL string
+
+	t    testing.TB
+	hs   *httptest.Server
+	done chan struct{}
+	once sync.Once
+
+	mu       sync.Mutex
+	script   []Turn
+	next     int
+	requests []json.RawMessage
+}
+
+// maxRequestBody bounds what a fake reads from a client.
+const maxRequestBody = 8 << 20
+
+func newServer(t testing.TB, script []Turn, handler func(s *Server) http.Handler) *Server {
+	t.Helper()
+	s := &Server{t: t, done: make(chan struct{}), script: script}
+	s.hs = httptest.NewServer(handler(s))
+	s.URL = s.hs.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Requests returns the bodies received so far, in order, including those
+// the fake refused: what a test asserts the client sent.
+func (s *Server) Requests() []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]json.RawMessage(nil), s.requests...)
+}
+
+// Close ends every stream still open (Hang, Delay) and shuts the server
+// down. It is safe to call twice; tests need not call it at all.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		close(s.done)
+		s.hs.Close()
+	})
+}
+
+// receive reads and records the body. It returns the request's number
+// (1-based) for messages.
+func (s *Server) receive(r *http.Request) (int, []byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+	if err == nil && len(body) > maxRequestBody {
+		err = fmt.Errorf("body over %d bytes", maxRequestBody)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := json.RawMessage(body)
+	if !json.Valid(body) {
+		rec, _ = json.Marshal(string(body)) // keep Requests() valid JSON
+	}
+	s.requests = append(s.requests, rec)
+	return len(s.requests), body, err
+}
+
+// take consumes the next turn of the script.
+func (s *Server) take() (Turn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next >= len(s.script) {
+		return Turn{}, false
+	}
+	s.next++
+	return s.script[s.next-1], true
+}
+
+// wait sleeps d, returning false early if the client left or the server closed.
+func (s *Server) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// hang blocks until the client leaves or the server closes.
+func (s *Server) hang(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-s.done:
+	}
+}
+
+// eventWriter writes server-sent events, flushing each one, waiting the
+// turn's Interval between them.
+type eventWriter struct {
+	s        *Server
+	ctx      context.Context
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	interval time.Duration
+	sent     int
+}
+
+func (s *Server) startStream(w http.ResponseWriter, r *http.Request, turn Turn) *eventWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &eventWriter{s: s, ctx: r.Context(), w: w, rc: http.NewResponseController(w), interval: turn.Interval}
+}
+
+// event writes one event; name "" writes a bare data line (OpenAI). It
+// returns false once the client is gone.
+func (ew *eventWriter) event(name string, data any) bool {
+	raw, ok := data.(string)
+	if !ok {
+		b, err := json.Marshal(data)
+		if err != nil {
+			ew.s.t.Errorf("llmtest: encoding an event: %v", err)
+			return false
+		}
+		raw = string(b)
+	}
+	if ew.sent > 0 && !ew.s.wait(ew.ctx, ew.interval) {
+		return false
+	}
+	ew.sent++
+	var buf bytes.Buffer
+	if name != "" {
+		fmt.Fprintf(&buf, "event: %s\n", name)
+	}
+	fmt.Fprintf(&buf, "data: %s\n\n", raw)
+	if _, err := ew.w.Write(buf.Bytes()); err != nil {
+		return false
+	}
+	return ew.rc.Flush() == nil
+}
+
+// pieces splits s into chunks of about n bytes on rune boundaries, the way
+// the APIs stream tool arguments a few tokens at a time.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		cut := min(n, len(s))
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return out
+}
+
+// argPiece is the size of the argument pieces the fakes send.
+const argPiece = 6
+
+// compactArgs is a call's arguments as the model would write them: compact
+// JSON, "{}" when there are none.
+func compactArgs(args json.RawMessage) string {
+	var buf bytes.Buffer
+	if len(args) == 0 || json.Compact(&buf, args) != nil {
+		return "{}"
+	}
+	return buf.String()
+}
+
+// usageFor fills in the turn's token counts.
+func usageFor(turn Turn, body []byte, pieces int) (in, out int) {
+	in, out = turn.InputTokens, turn.OutputTokens
+	if in == 0 {
+		in = (len(body) + 3) / 4
+	}
+	if out == 0 {
+		out = max(1, pieces)
+	}
+	return in, out
+}
+
+// midpoint is how many text chunks are sent before a MidStreamError.
+func midpoint(turn Turn) int { return (len(turn.Text) + 1) / 2 }
+
+// strictDecode decodes raw into v refusing unknown fields, as the real APIs
+// refuse unknown parameters.
+func strictDecode(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// validToolName is the rule both APIs enforce on tool names.
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// problems collects what is wrong with a request.
+type problems []string
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

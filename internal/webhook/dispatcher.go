@@ -1,0 +1,102 @@
+package webhook
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"switchboard/internal/id"
+	"switchboard/internal/store"
+)
+
+// Outbox is what the dispatcher needs from storage.
+type Outbox interface {
+	ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error)
+	RecordDelivery(ctx context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error
+}
+
+// Dispatcher delivers the outbox: every node runs one; messages are leased,
+// so several nodes never send the same attempt twice, and a node that dies
+// mid-delivery leaves its messages to be claimed again after the lease.
+type Dispatcher struct {
+	Store  Outbox
+	Sender *Sender
+	Log    *slog.Logger
+	// Every is the polling interval (default 500 ms).
+	Every time.Duration
+	// Parallel bounds concurrent deliveries (default 8).
+	Parallel int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Run delivers until ctx is done, then waits for deliveries in flight.
+func (d *Dispatcher) Run(ctx context.Context) {
+	every, parallel := d.Every, d.Parallel
+	if every <= 0 {
+		every = 500 * time.Millisecond
+	}
+	if parallel <= 0 {
+		parallel = 8
+	}
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		// Lease long enough for a delivery's timeout plus the write after it.
+		msgs, err := d.Store.ClaimOutbox(ctx, now(), 2*time.Minute, parallel*4)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.Log.Warn("claiming webhook messages failed", "err", err)
+			}
+			continue
+		}
+		for _, m := range msgs {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				d.deliver(context.WithoutCancel(ctx), m, now)
+			})
+		}
+	}
+}
+
+// deliver makes one attempt and records it: delivered, retried later per
+// Backoff, or failed once the attempts are spent.
+func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now func() time.Time) {
+	attempt := m.Attempts + 1
+	res := d.Sender.Deliver(ctx, m.URL, m.Secrets, Message{ID: m.ID, Type: m.Type, Timestamp: m.CreatedAt, Body: m.Payload})
+	at := now()
+	state, next := store.OutboxDelivered, at
+	if !res.OK() {
+		if wait, ok := Backoff(attempt + 1); ok {
+			state, next = store.OutboxPending, at.Add(wait)
+		} else {
+			state = store.OutboxFailed
+		}
+	}
+	rec := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
+		Attempt: attempt, Status: res.Status, Response: res.Body, Error: res.Err, Duration: res.Duration, At: at}
+	if err := d.Store.RecordDelivery(ctx, m, rec, state, next); err != nil {
+		d.Log.Error("recording a webhook delivery failed", "message_id", m.ID, "err", err)
+	}
+	if !res.OK() {
+		d.Log.Info("webhook delivery failed", "message_id", m.ID, "webhook_id", m.WebhookID, "attempt", attempt, "status", res.Status, "next", state)
+	}
+}
