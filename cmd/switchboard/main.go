@@ -138,7 +138,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rateLimit := fs.Float64("rate-limit", rl, "requests per second per API key, burst twice that; 0 disables (env SWITCHBOARD_RATE_LIMIT)")
 	ring := fs.Duration("sandbox-ring-time", envDuration("SWITCHBOARD_SANDBOX_RING_TIME", time.Second), "sandbox: time a call rings before it is answered (env SWITCHBOARD_SANDBOX_RING_TIME)")
 	noAnswer := fs.Duration("sandbox-no-answer-timeout", envDuration("SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT", 30*time.Second), "sandbox: ring time of a no-answer (…0002) number (env SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT)")
-	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 5*time.Second), "sandbox: how long an answered call lasts (env SWITCHBOARD_SANDBOX_TALK_TIME)")
+	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 10*time.Minute), "sandbox: the longest an answered call lasts (the callee hangs up) (env SWITCHBOARD_SANDBOX_TALK_TIME)")
 	numbers := fs.String("sandbox-numbers", env("SWITCHBOARD_SANDBOX_NUMBERS", ""), "sandbox: comma-separated E.164 numbers to offer instead of the default 555-01xx ones (env SWITCHBOARD_SANDBOX_NUMBERS)")
 	allowPrivate := fs.Bool("webhook-allow-private", env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "") == "true", "allow webhook URLs that resolve to loopback or private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")

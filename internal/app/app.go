@@ -19,13 +19,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"switchboard/internal/analysis"
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
+	"switchboard/internal/conversation"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/id"
 	"switchboard/internal/jobs"
+	"switchboard/internal/llm"
+	"switchboard/internal/llm/anthropic"
+	"switchboard/internal/llm/openai"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
@@ -59,7 +64,23 @@ type Config struct {
 	WebhookAllowPrivate bool
 	// WebhookEvery is the webhook dispatcher's polling interval.
 	WebhookEvery time.Duration
+	// Model providers. OpenAI-compatible servers (OpenAI, Ollama, vLLM,
+	// llama.cpp) are enabled by a key or an explicit base URL; Anthropic by a key.
+	OpenAIBaseURL    string
+	OpenAIKey        string
+	AnthropicBaseURL string
+	AnthropicKey     string
+	// PersonaThink is how long a sandbox persona pauses before answering.
+	PersonaThink time.Duration
+	// JoinTimeout is how long a web call waits for its client (default 60 s).
+	JoinTimeout time.Duration
 }
+
+// Default base URLs of the model providers.
+const (
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+)
 
 // DefaultConfig is the configuration of `switchboard serve` with no flags.
 func DefaultConfig() Config {
@@ -71,6 +92,8 @@ func DefaultConfig() Config {
 		JobPoll:           200 * time.Millisecond,
 		HousekeepingEvery: 10 * time.Second,
 		ShutdownTimeout:   20 * time.Second,
+		PersonaThink:      300 * time.Millisecond,
+		JoinTimeout:       60 * time.Second,
 	}
 }
 
@@ -87,6 +110,7 @@ type Main struct {
 	ln      net.Listener
 	// workers are the background loops Main owns; Close stops and waits.
 	workerCtx   context.Context
+	phone       *phoneConversations
 	stopWorkers context.CancelFunc
 	workers     sync.WaitGroup
 	// BootstrapKey is the key printed on the first start, for tests.
@@ -98,6 +122,7 @@ type Main struct {
 // starts the job queue and begins serving. out receives the one-time key banner.
 func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Main, error) {
 	m := &Main{cfg: cfg, log: log, out: out}
+	m.workerCtx, m.stopWorkers = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
 		if !ok {
@@ -131,8 +156,39 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		cfg.PublicURL = "http://" + m.ln.Addr().String()
 	}
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
-	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: assistant.DefaultProviders(), Webhooks: guard},
+	providers := assistant.DefaultProviders()
+	models := map[string]llm.Client{}
+	modelHTTP := &http.Client{Timeout: 2 * time.Minute}
+	if cfg.OpenAIKey != "" || (cfg.OpenAIBaseURL != "" && cfg.OpenAIBaseURL != DefaultOpenAIBaseURL) {
+		models["openai"] = openai.New(cmpOr(cfg.OpenAIBaseURL, DefaultOpenAIBaseURL), cfg.OpenAIKey, modelHTTP)
+		providers.Model = append(providers.Model, "openai")
+	}
+	if cfg.AnthropicKey != "" || (cfg.AnthropicBaseURL != "" && cfg.AnthropicBaseURL != DefaultAnthropicBaseURL) {
+		models["anthropic"] = anthropic.New(cmpOr(cfg.AnthropicBaseURL, DefaultAnthropicBaseURL), cfg.AnthropicKey, modelHTTP)
+		providers.Model = append(providers.Model, "anthropic")
+	}
+	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
+	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard},
 		db, calls, sched, log, reg)
+	m.startWorker(func(ctx context.Context) {
+		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady}).Run(ctx)
+	})
+	m.phone = newPhoneConversations(m.workerCtx, db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
+	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: m.phone.ended})
+	m.startWorker(func(ctx context.Context) {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if _, err := calls.EndUnjoined(ctx, cmpOrDur(cfg.JoinTimeout, 60*time.Second)); err != nil && ctx.Err() == nil {
+				log.Warn("ending unjoined web calls failed", "err", err)
+			}
+		}
+	})
 	m.startWorker(func(ctx context.Context) {
 		(&webhook.Dispatcher{Store: db, Sender: &webhook.Sender{Client: &http.Client{Transport: guard.Transport()}},
 			Log: log.With("component", "webhooks"), Every: cfg.WebhookEvery}).Run(ctx)
@@ -202,12 +258,22 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	return m, nil
 }
 
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func cmpOrDur(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
 // startWorker runs fn in a goroutine that Close stops and waits for.
 func (m *Main) startWorker(fn func(ctx context.Context)) {
-	if m.stopWorkers == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		m.workerCtx, m.stopWorkers = ctx, cancel
-	}
 	m.workers.Go(func() { fn(m.workerCtx) })
 }
 
@@ -279,6 +345,9 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.stopWorkers != nil {
 		m.stopWorkers()
 		m.workers.Wait()
+	}
+	if m.phone != nil {
+		m.phone.wait()
 	}
 	if m.sandbox != nil {
 		errs = append(errs, m.sandbox.Close())

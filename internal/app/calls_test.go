@@ -79,7 +79,9 @@ func TestSandboxOutcomes(t *testing.T) {
 		{"+14155550002", "no-answer", "customer-did-not-answer", false},
 		{"+14155550003", "voicemail", "customer-voicemail", true},
 		{"+14155550004", "failed", "provider-failed", false},
-		{"+14155551234", "completed", "customer-ended-call", true},
+		// Answered: a conversation with the default persona; the fixture's
+		// assistant (no flow) takes one message and ends the call.
+		{"+14155551234", "completed", "assistant-ended-call", true},
 	}
 	ids := make([]string, len(tests))
 	for i, tt := range tests {
@@ -93,8 +95,8 @@ func TestSandboxOutcomes(t *testing.T) {
 		if (c["startedAt"] != nil) != tt.answered {
 			t.Errorf("call to %s startedAt = %v, want answered=%v", tt.to, c["startedAt"], tt.answered)
 		}
-		if tt.outcome == "completed" && c["durationSeconds"].(float64) < 0.25 {
-			t.Errorf("completed call duration = %v, want ≈ talk time 0.3s", c["durationSeconds"])
+		if tt.outcome == "completed" && c["durationSeconds"].(float64) <= 0 {
+			t.Errorf("completed call duration = %v, want > 0", c["durationSeconds"])
 		}
 		if c["endedAt"] == nil || c["assistantId"] != f.assistant {
 			t.Errorf("call to %s = %v", tt.to, c)

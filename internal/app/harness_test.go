@@ -91,7 +91,8 @@ func testConfig(dbURL string) Config {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DB = dbURL
 	cfg.RateLimit = 0
-	cfg.Sandbox = sandbox.Config{RingTime: 100 * time.Millisecond, NoAnswerTimeout: 300 * time.Millisecond, TalkTime: 300 * time.Millisecond}
+	cfg.Sandbox = sandbox.Config{RingTime: 100 * time.Millisecond, NoAnswerTimeout: 300 * time.Millisecond, TalkTime: 30 * time.Second}
+	cfg.PersonaThink = 20 * time.Millisecond
 	cfg.JobPoll = 100 * time.Millisecond
 	cfg.HousekeepingEvery = time.Second
 	cfg.ShutdownTimeout = 5 * time.Second

@@ -44,7 +44,8 @@ func TestShutdownEndsLiveCalls(t *testing.T) {
 	b := &testBundle{t: t, m: m, cfg: cfg, key: m.BootstrapKey, org: m.OrgID, http: testClient()}
 	t.Cleanup(b.stop)
 	f := b.fixture(b.key, "+14155550100")
-	callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+14155551234"}).Body["callId"].(string)
+	// The silent persona (…0005) keeps the call live until the silence timeout.
+	callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+14155550005"}).Body["callId"].(string)
 	b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"] == 2.0 })
 
 	if err := m.Close(context.Background()); err != nil {

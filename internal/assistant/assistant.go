@@ -5,6 +5,7 @@ package assistant
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -29,8 +30,23 @@ type Assistant struct {
 	MaxDurationSeconds    int             `json:"maxDurationSeconds"`
 	SilenceTimeoutSeconds int             `json:"silenceTimeoutSeconds"`
 	AnalysisPlan          AnalysisPlan    `json:"analysisPlan"`
-	CreatedAt             time.Time       `json:"createdAt"`
-	UpdatedAt             time.Time       `json:"updatedAt"`
+	// Tools are HTTP tools a model (or a flow's tool node) may call.
+	Tools []Tool `json:"tools"`
+	// ToolSecret signs tool requests (Standard Webhooks headers), so the
+	// organization's server can check they come from Switchboard.
+	ToolSecret string    `json:"toolSecret"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+}
+
+// Tool is an HTTP tool: the server POSTs the call's arguments (a JSON
+// object) to URL and feeds the JSON answer back to the model or flow.
+type Tool struct {
+	Name           string          `json:"name"`
+	Description    string          `json:"description"`
+	URL            string          `json:"url"`
+	Parameters     json.RawMessage `json:"parameters"`
+	TimeoutSeconds int             `json:"timeoutSeconds"`
 }
 
 // Voice is the text-to-speech choice.
@@ -96,6 +112,7 @@ func Defaults(p Providers) Assistant {
 		Transcriber:           Transcriber{Provider: first(p.Transcriber)},
 		Model:                 Model{Provider: "flow"},
 		EndCallPhrases:        []string{},
+		Tools:                 []Tool{},
 		MaxDurationSeconds:    DefaultMaxDuration,
 		SilenceTimeoutSeconds: DefaultSilenceTimeout,
 	}
@@ -155,7 +172,34 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 	if s := a.AnalysisPlan.StructuredDataSchema; len(s) > 0 && string(s) != "null" && s[0] != '{' {
 		f.Add("analysisPlan.structuredDataSchema", "must be a JSON Schema object")
 	}
+	if len(a.Tools) > MaxTools {
+		f.Add("tools", "must hold at most %d tools", MaxTools)
+	}
+	names := map[string]bool{}
+	for i, t := range a.Tools {
+		field := "tools[" + itoa(i) + "]."
+		if !toolName.MatchString(t.Name) || t.Name == "endCall" {
+			f.Add(field+"name", "must be 1-64 letters, digits, _ or -, starting with a letter, and not the built-in endCall")
+		} else if names[t.Name] {
+			f.Add(field+"name", "repeats tool %q", t.Name)
+		}
+		names[t.Name] = true
+		if !strings.HasPrefix(t.URL, "https://") && !strings.HasPrefix(t.URL, "http://") {
+			f.Add(field+"url", "must be an http(s) URL")
+		}
+		if len(t.Parameters) > 0 && string(t.Parameters) != "null" && t.Parameters[0] != '{' {
+			f.Add(field+"parameters", "must be a JSON Schema object")
+		}
+		if t.TimeoutSeconds < 1 || t.TimeoutSeconds > 60 {
+			f.Add(field+"timeoutSeconds", "must be between 1 and 60")
+		}
+	}
 }
+
+// MaxTools bounds an assistant's tools.
+const MaxTools = 20
+
+var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 func checkProvider(f *apperr.Fields, field, name string, configured []string) {
 	if !slices.Contains(configured, name) {

@@ -29,6 +29,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	hangups map[string]string // call id → reason asked for, until its Ended event
+	hooks   Hooks
 }
 
 // New returns a Service. Providers are added with AddProvider before use.
@@ -171,32 +172,60 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 // skipped (providers may report late or twice). result, when given, is
 // saved with the call (the conversation's outcome for analysis).
 func (s *Service) transition(ctx context.Context, callID string, ch call.Change, result ...call.Result) (call.Call, error) {
+	c, _, err := s.apply(ctx, callID, ch, result...)
+	return c, err
+}
+
+// apply is transition, also reporting whether the change was applied.
+func (s *Service) apply(ctx context.Context, callID string, ch call.Change, result ...call.Result) (call.Call, bool, error) {
 	for range 5 {
 		c, err := s.store.GetCallAnyOrg(ctx, callID)
 		if err != nil {
-			return c, err
+			return c, false, err
 		}
 		prev := c.Status
 		if err := c.Transition(ch); err != nil {
 			var te *call.ErrTransition
 			if errors.As(err, &te) {
 				s.log.Debug("transition skipped", "call_id", callID, "from", te.From.Text(), "to", te.To.Text())
-				return c, nil
+				return c, false, nil
 			}
-			return c, err
+			return c, false, err
 		}
 		if len(result) > 0 {
 			c.Result = result[0]
 		}
 		err = s.store.UpdateCall(ctx, c, prev, Events(c)...)
 		if err == nil {
-			return c, nil
+			s.after(c)
+			return c, true, nil
 		}
 		if !apperr.Is(err, apperr.Conflict) {
-			return c, err
+			return c, false, err
 		}
 	}
-	return call.Call{}, apperr.New(apperr.Conflict, "call %s keeps changing", callID)
+	return call.Call{}, false, apperr.New(apperr.Conflict, "call %s keeps changing", callID)
+}
+
+// Hooks are told about phone calls whose conversation starts or must stop.
+type Hooks struct {
+	// Answered is called (and must not block) when a phone call is answered.
+	Answered func(c call.Call)
+	// Ended is called (and must not block) when any call has ended.
+	Ended func(c call.Call)
+}
+
+// SetHooks installs the hooks; call it before calls are placed.
+func (s *Service) SetHooks(h Hooks) { s.hooks = h }
+
+// after runs the hooks of an applied transition.
+func (s *Service) after(c call.Call) {
+	switch {
+	case c.Status == call.InProgress && c.Type == call.Phone && s.hooks.Answered != nil:
+		s.hooks.Answered(c)
+	case c.Status == call.Ended && s.hooks.Ended != nil:
+		s.hooks.Ended(c)
+	}
 }
 
 // Webhook event types.
@@ -246,9 +275,43 @@ func (s *Service) Connect(ctx context.Context, callID string) (call.Call, error)
 	return s.transition(ctx, callID, call.Change{To: call.InProgress, At: s.now()})
 }
 
-// End ends a call with its conversation's result.
+// End ends a call with its conversation's result; a phone call is also
+// hung up at its provider.
 func (s *Service) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
-	return s.transition(ctx, callID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: reason}, result)
+	c, applied, err := s.apply(ctx, callID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: reason}, result)
+	if err != nil || !applied || c.Type != call.Phone {
+		return c, err
+	}
+	if prov, ok := s.providers[c.Provider]; ok {
+		s.mu.Lock()
+		s.hangups[c.ID] = reason
+		s.mu.Unlock()
+		if err := prov.Hangup(ctx, c.ID); err != nil {
+			s.log.Warn("provider hang-up failed", "call_id", c.ID, "err", err)
+		}
+	}
+	return c, nil
+}
+
+// EndUnjoined ends web calls that no client joined within timeout:
+// outcome failed, endedReason client-never-connected.
+func (s *Service) EndUnjoined(ctx context.Context, timeout time.Duration) (int, error) {
+	stale, err := s.store.StaleCalls(ctx, s.now().Add(-timeout), 5000)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range stale {
+		if c.Type != call.Web || c.Status != call.Queued {
+			continue
+		}
+		if _, applied, err := s.apply(ctx, c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonClientNeverConnected}); err != nil {
+			return n, err
+		} else if applied {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // EndLost ends calls whose owner died (a crash, a lost provider) so that no

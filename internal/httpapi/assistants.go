@@ -1,8 +1,16 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
 	"context"
 	"net/http"
+	"switchboard/internal/analysis"
+	"switchboard/internal/apperr"
+	"switchboard/internal/flow"
+	"switchboard/internal/webhook"
 
 	"switchboard/internal/assistant"
 	"switchboard/internal/id"
@@ -76,6 +84,26 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 	}
 	integer("maxDurationSeconds", &a.MaxDurationSeconds, def.MaxDurationSeconds)
 	integer("silenceTimeoutSeconds", &a.SilenceTimeoutSeconds, def.SilenceTimeoutSeconds)
+	if o.present("tools") {
+		a.Tools = []assistant.Tool{}
+		for _, it := range o.objects("tools", false) {
+			if it == nil {
+				continue
+			}
+			t := assistant.Tool{
+				Name:           it.str("name", true),
+				Description:    it.str("description", false),
+				URL:            it.str("url", true),
+				Parameters:     it.rawObject("parameters"),
+				TimeoutSeconds: it.integer("timeoutSeconds", false, 10),
+			}
+			if len(t.Parameters) == 0 {
+				t.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			it.done()
+			a.Tools = append(a.Tools, t)
+		}
+	}
 	if o.present("analysisPlan") {
 		a.AnalysisPlan = assistant.AnalysisPlan{}
 		if c := o.child("analysisPlan"); c != nil {
@@ -86,6 +114,35 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 		}
 	}
 	o.done()
+}
+
+// checkAssistant adds what only the server can check: the flow graph, the
+// analysis schema, and tool URLs against the SSRF guard.
+func (s *Server) checkAssistant(ctx context.Context, a *assistant.Assistant, f *apperr.Fields) {
+	if len(a.Flow) > 0 && string(a.Flow) != "null" && !f.Has("flow") {
+		if _, err := flow.Parse(a.Flow); err != nil {
+			var e *apperr.Error
+			if errors.As(err, &e) && len(e.Fields) > 0 {
+				*f = append(*f, e.Fields...)
+			} else {
+				f.Add("flow", "%s", err.Error())
+			}
+		}
+	}
+	if sc := a.AnalysisPlan.StructuredDataSchema; len(sc) > 0 && !f.Has("analysisPlan.structuredDataSchema") {
+		if err := analysis.ValidSchema(sc); err != nil {
+			f.Add("analysisPlan.structuredDataSchema", "%s", err.Error())
+		}
+	}
+	for i, t := range a.Tools {
+		field := fmt.Sprintf("tools[%d].url", i)
+		if f.Has(field) {
+			continue
+		}
+		if err := s.cfg.Webhooks.CheckURL(ctx, t.URL); err != nil {
+			f.Add(field, "%s", err.Error())
+		}
+	}
 }
 
 func (s *Server) createAssistant(ctx context.Context, r *request) (response, error) {
@@ -100,12 +157,14 @@ func (s *Server) createAssistant(ctx context.Context, r *request) (response, err
 	s.applyAssistant(o, &a)
 	if len(*o.errs) == 0 {
 		a.Validate(s.cfg.Providers, o.errs)
+		s.checkAssistant(ctx, &a, o.errs)
 	}
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
 	}
 	now := s.now().UTC()
 	a.ID, a.OrgID, a.CreatedAt, a.UpdatedAt = id.New(id.Assistant), r.orgID, now, now
+	a.ToolSecret = webhook.NewSecret()
 	if err := s.store.CreateAssistant(ctx, a); err != nil {
 		return response{}, err
 	}
@@ -147,6 +206,7 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 	s.applyAssistant(o, &a)
 	if len(*o.errs) == 0 {
 		a.Validate(s.cfg.Providers, o.errs)
+		s.checkAssistant(ctx, &a, o.errs)
 	}
 	if err := o.errs.Err(); err != nil {
 		return response{}, err

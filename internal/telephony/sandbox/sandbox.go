@@ -87,7 +87,7 @@ func (c Config) withDefaults() Config {
 		c.NoAnswerTimeout = 30 * time.Second
 	}
 	if c.TalkTime <= 0 {
-		c.TalkTime = 5 * time.Second
+		c.TalkTime = 10 * time.Minute
 	}
 	return c
 }

@@ -105,8 +105,8 @@ func place(t *testing.T, n *Network, id, to string) {
 
 func TestConfigWithDefaults(t *testing.T) {
 	got := Config{}.withDefaults()
-	if got.RingTime != time.Second || got.NoAnswerTimeout != 30*time.Second || got.TalkTime != 5*time.Second {
-		t.Errorf("Config{}.withDefaults() times = %v/%v/%v, want 1s/30s/5s", got.RingTime, got.NoAnswerTimeout, got.TalkTime)
+	if got.RingTime != time.Second || got.NoAnswerTimeout != 30*time.Second || got.TalkTime != 10*time.Minute {
+		t.Errorf("Config{}.withDefaults() times = %v/%v/%v, want 1s/30s/10m", got.RingTime, got.NoAnswerTimeout, got.TalkTime)
 	}
 	if !reflect.DeepEqual(got.Numbers, DefaultNumbers()) {
 		t.Errorf("Config{}.withDefaults().Numbers has %d numbers, want DefaultNumbers() (%d)", len(got.Numbers), len(DefaultNumbers()))
@@ -273,7 +273,7 @@ func TestPlaceDefaultTimings(t *testing.T) {
 		time.Sleep(time.Hour)
 		synctest.Wait()
 		wantEvents(t, "Place(To +14155550100) with Config{}", r.of("talk"),
-			[]ev{ringing("talk", 0), answered("talk", time.Second), ended("talk", 6*time.Second, "completed", "customer-ended-call")})
+			[]ev{ringing("talk", 0), answered("talk", time.Second), ended("talk", time.Second+10*time.Minute, "completed", "customer-ended-call")})
 		wantEvents(t, "Place(To +14155550002) with Config{}", r.of("noanswer"),
 			[]ev{ringing("noanswer", 0), ended("noanswer", 30*time.Second, "no-answer", "customer-did-not-answer")})
 	})

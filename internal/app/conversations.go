@@ -1,0 +1,155 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/call"
+	"switchboard/internal/callctl"
+	"switchboard/internal/conversation"
+	"switchboard/internal/store"
+	"switchboard/internal/telephony/sandbox"
+	"switchboard/internal/webhook"
+)
+
+// phoneConversations runs the conversation of every answered phone call on
+// this node. On the sandbox network the other party is a persona that
+// speaks text; providers with real audio plug the audio pipeline in here.
+type phoneConversations struct {
+	ctx    context.Context // the workers' context: canceled at shutdown
+	store  store.Store
+	calls  *callctl.Service
+	brains *conversation.Brains
+	log    *slog.Logger
+	think  time.Duration // the persona's pause before answering
+
+	mu   sync.Mutex
+	live map[string]*personaLine
+	wg   sync.WaitGroup
+}
+
+func newPhoneConversations(ctx context.Context, st store.Store, calls *callctl.Service, brains *conversation.Brains, log *slog.Logger, think time.Duration) *phoneConversations {
+	return &phoneConversations{ctx: ctx, store: st, calls: calls, brains: brains, log: log, think: think, live: map[string]*personaLine{}}
+}
+
+// answered starts the conversation of an answered call (callctl hook).
+func (p *phoneConversations) answered(c call.Call) {
+	if c.Provider != "sandbox" {
+		return
+	}
+	line := &personaLine{persona: sandbox.PersonaFor(c.To), in: make(chan conversation.Input, 8), think: p.think, stop: make(chan struct{})}
+	p.mu.Lock()
+	p.live[c.ID] = line
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		defer func() {
+			p.mu.Lock()
+			delete(p.live, c.ID)
+			p.mu.Unlock()
+			line.close()
+		}()
+		ctx := p.ctx
+		a, err := p.store.GetAssistant(ctx, c.OrgID, c.AssistantID)
+		if err != nil {
+			p.log.Error("conversation cannot start: assistant", "call_id", c.ID, "err", err)
+			p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{})
+			return
+		}
+		brain, err := p.brains.New(ctx, c, a)
+		if err != nil {
+			p.log.Error("conversation cannot start: brain", "call_id", c.ID, "err", err)
+			p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{})
+			return
+		}
+		conversation.Run(ctx, conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}, line.in, line)
+	})
+}
+
+// ended stops the conversation of a call that ended elsewhere (callctl hook).
+func (p *phoneConversations) ended(c call.Call) {
+	p.mu.Lock()
+	line := p.live[c.ID]
+	p.mu.Unlock()
+	if line != nil {
+		line.hangup()
+	}
+}
+
+// wait waits for every conversation to end (after the context is canceled).
+func (p *phoneConversations) wait() { p.wg.Wait() }
+
+// personaLine connects a conversation to a sandbox persona: the persona
+// hears each assistant turn and answers after a short pause.
+type personaLine struct {
+	persona sandbox.Persona
+	in      chan conversation.Input
+	think   time.Duration
+
+	mu     sync.Mutex
+	stop   chan struct{}
+	closed bool
+	timers []*time.Timer
+}
+
+func (l *personaLine) Delta(string, string) {}
+func (l *personaLine) Transcript(string, string, string, bool) {}
+func (l *personaLine) Ended(call.Outcome, string) { l.close() }
+
+func (l *personaLine) TurnDone(turnID, text string, interrupted bool) {
+	say, hangup := l.persona.Reply(text)
+	l.later(func() {
+		if say != "" {
+			l.send(conversation.Input{Kind: conversation.UserText, Text: say})
+		}
+		if hangup {
+			l.send(conversation.Input{Kind: conversation.Hangup})
+		}
+	})
+}
+
+// later runs fn after the persona's pause, unless the line closed.
+func (l *personaLine) later(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.timers = append(l.timers, time.AfterFunc(l.think, fn))
+}
+
+// send delivers an input without blocking past the line's end.
+func (l *personaLine) send(in conversation.Input) {
+	select {
+	case l.in <- in:
+	case <-l.stop:
+	}
+}
+
+func (l *personaLine) hangup() {
+	l.later(func() { l.send(conversation.Input{Kind: conversation.Hangup}) })
+}
+
+func (l *personaLine) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	for _, t := range l.timers {
+		t.Stop()
+	}
+	close(l.stop)
+}
+
+// toolsFor makes the HTTP tool runner of an assistant.
+func toolsFor(guard webhook.Guard) func(c call.Call, a assistant.Assistant) conversation.ToolRunner {
+	client := &http.Client{Transport: guard.Transport()}
+	return func(c call.Call, a assistant.Assistant) conversation.ToolRunner {
+		return &conversation.HTTPTools{Tools: a.Tools, Secret: a.ToolSecret, CallID: c.ID, Client: client}
+	}
+}
