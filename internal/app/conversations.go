@@ -95,9 +95,9 @@ type personaLine struct {
 	timers []*time.Timer
 }
 
-func (l *personaLine) Delta(string, string) {}
+func (l *personaLine) Delta(string, string)                    {}
 func (l *personaLine) Transcript(string, string, string, bool) {}
-func (l *personaLine) Ended(call.Outcome, string) { l.close() }
+func (l *personaLine) Ended(call.Outcome, string)              { l.close() }
 
 func (l *personaLine) TurnDone(turnID, text string, interrupted bool) {
 	say, hangup := l.persona.Reply(text)
