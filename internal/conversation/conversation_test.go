@@ -216,3 +216,5 @@ func TestConversationTimers(t *testing.T) {
 		}
 	})
 }
+
+var timeNow = time.Now

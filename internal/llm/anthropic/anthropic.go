@@ -156,6 +156,11 @@ func encodeRequest(req llm.Request) messagesRequest {
 			add("user", block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content})
 		}
 	}
+	// The API wants the conversation to open with a user turn; a call's
+	// assistant often speaks first (its first message), so mark the start.
+	if len(out.Messages) > 0 && out.Messages[0].Role != "user" {
+		out.Messages = append([]message{{Role: "user", Content: []block{{Type: "text", Text: CallStarted}}}}, out.Messages...)
+	}
 	out.System = strings.Join(system, "\n\n")
 	for _, t := range req.Tools {
 		schema := t.Parameters
@@ -166,6 +171,9 @@ func encodeRequest(req llm.Request) messagesRequest {
 	}
 	return out
 }
+
+// CallStarted opens a history whose first turn is the assistant's.
+const CallStarted = "(The call has connected.)"
 
 func textBlocks(s string) []block {
 	if strings.TrimSpace(s) == "" {

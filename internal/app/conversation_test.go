@@ -1,0 +1,136 @@
+package app
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bookingFlow greets, asks for a date, confirms it and says goodbye.
+const bookingFlow = `{
+  "start": "greet",
+  "nodes": {
+    "greet": {"type": "say", "text": "Hi! I can book your appointment.", "next": "ask_date"},
+    "ask_date": {"type": "ask", "text": "What day would suit you?",
+      "branches": [{"match": {"kind": "date"}, "capture": "date", "next": "confirm"}],
+      "noMatch": {"text": "Sorry, which day? For example, next Tuesday.", "maxRetries": 2, "next": "fail"}},
+    "confirm": {"type": "ask", "text": "So {{date}}, is that right?",
+      "branches": [{"match": {"kind": "yesno", "value": true}, "next": "bye"},
+                   {"match": {"kind": "yesno", "value": false}, "next": "ask_date"}]},
+    "bye": {"type": "end", "text": "You're booked for {{date}}. Goodbye!", "success": true},
+    "fail": {"type": "end", "text": "Sorry, I couldn't book that. Goodbye.", "success": false}
+  }
+}`
+
+// bookingAssistant creates the booking flow assistant and returns its id.
+func (b *testBundle) bookingAssistant(key string) string {
+	b.t.Helper()
+	var flow any
+	if err := json.Unmarshal([]byte(bookingFlow), &flow); err != nil {
+		b.t.Fatal(err)
+	}
+	r := b.req("POST", "/v1/assistants", key, map[string]any{
+		"name": "Booker", "model": map[string]any{"provider": "flow"}, "flow": flow,
+		"analysisPlan": map[string]any{"structuredDataSchema": map[string]any{
+			"type": "object", "properties": map[string]any{"date": map[string]any{"type": "string", "format": "date"}}, "required": []string{"date"}}},
+	})
+	if r.Status != 201 {
+		b.t.Fatalf("create booking assistant = %d: %s", r.Status, r.Raw)
+	}
+	return r.data()["id"].(string)
+}
+
+// waitAnalysis polls a call's analysis until it is no longer pending.
+func (b *testBundle) waitAnalysis(callID string, within time.Duration) map[string]any {
+	b.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		a := b.must(200, "GET", "/v1/calls/"+callID+"/analysis", nil).data()
+		if a["state"] != "pending" {
+			return a
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Fatalf("analysis of %s still pending after %s", callID, within)
+	return nil
+}
+
+var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// checkBookingCall asserts what a user would check after a booked call:
+// the call ended completed, a two-sided transcript in order, and an
+// analysis whose summary mentions the date, with the date in its data and
+// success true.
+func (b *testBundle) checkBookingCall(callID string) {
+	t := b.t
+	t.Helper()
+	c := b.waitCall(b.key, callID, 15*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	if c["outcome"] != "completed" || c["endedReason"] != "assistant-ended-call" {
+		t.Errorf("call = %v/%v, want completed/assistant-ended-call", c["outcome"], c["endedReason"])
+	}
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	var roles, texts []string
+	for i, tr := range turns {
+		roles = append(roles, tr["role"].(string))
+		texts = append(texts, tr["text"].(string))
+		if tr["seq"] != float64(i+1) {
+			t.Errorf("turn %d seq = %v, want %d", i, tr["seq"], i+1)
+		}
+	}
+	if strings.Join(roles, ",") != "assistant,user,assistant,user,assistant" {
+		t.Fatalf("transcript roles = %v, want assistant,user,assistant,user,assistant; texts %q", roles, texts)
+	}
+	if !strings.Contains(texts[0], "What day would suit you?") || !strings.Contains(texts[2], "is that right?") || !strings.Contains(texts[4], "Goodbye") {
+		t.Errorf("transcript texts = %q", texts)
+	}
+	a := b.waitAnalysis(callID, 10*time.Second)
+	t.Logf("transcript %q; analysis %v", texts, a)
+	if a["state"] != "ready" {
+		t.Fatalf("analysis = %v, want ready", a)
+	}
+	data, _ := a["structuredData"].(map[string]any)
+	date, _ := data["date"].(string)
+	if !isoDate.MatchString(date) {
+		t.Fatalf("analysis structuredData = %v, want an ISO date", a["structuredData"])
+	}
+	when, _ := time.Parse("2006-01-02", date)
+	summary, _ := a["summary"].(string)
+	if !strings.Contains(summary, when.Format("January")) && !strings.Contains(summary, "Tuesday") {
+		t.Errorf("analysis summary %q does not mention the date %s", summary, date)
+	}
+	if a["successEvaluation"] != true {
+		t.Errorf("analysis successEvaluation = %v, want true", a["successEvaluation"])
+	}
+	if s, _ := a["sentiment"].(map[string]any); s["label"] == nil {
+		t.Errorf("analysis sentiment = %v, want a label", a["sentiment"])
+	}
+}
+
+// TestSandboxConversation: an outbound sandbox call and a scheduled one,
+// to the default persona, each end with a two-sided transcript and a ready
+// analysis; the analysis is announced by webhook.
+func TestSandboxConversation(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		b := start(t, testConfig(dbURL))
+		rec, srv := newReceiver(t, false)
+		b.must(201, "POST", "/v1/webhooks", map[string]any{"url": srv.URL, "events": []string{"call.analysis.ready"}})
+		asst := b.bookingAssistant(b.key)
+		p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+14155550100"}).data()["id"].(string)
+		b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": p, "outboundAssistantId": asst})
+
+		direct := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": p, "phoneNumber": "+14155551234"}).Body["callId"].(string)
+		b.checkBookingCall(direct)
+
+		ct := b.must(201, "POST", "/v1/phone/contacts/"+p, map[string]any{"contacts": []any{map[string]any{"name": "Ada", "phoneNumber": "+14155552222"}}}).data()["created"].([]any)[0]
+		sched := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{"name": "s", "contacts_id": []any{ct}, "phone_id": p, "dates": []string{dueIn(time.Second)}, "timezone": "UTC"}).Body["id"].(string)
+		a, _ := b.waitDialed(sched, 10*time.Second)
+		b.checkBookingCall(a["callId"].(string))
+
+		got := rec.wait(t, "call.analysis.ready", 10*time.Second)
+		if !strings.Contains(string(got.body), `"structuredData"`) {
+			t.Errorf("call.analysis.ready body = %s, want the analysis", got.body)
+		}
+	})
+}
