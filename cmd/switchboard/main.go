@@ -141,6 +141,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 10*time.Minute), "sandbox: the longest an answered call lasts (the callee hangs up) (env SWITCHBOARD_SANDBOX_TALK_TIME)")
 	numbers := fs.String("sandbox-numbers", env("SWITCHBOARD_SANDBOX_NUMBERS", ""), "sandbox: comma-separated E.164 numbers to offer instead of the default 555-01xx ones (env SWITCHBOARD_SANDBOX_NUMBERS)")
 	allowPrivate := fs.Bool("webhook-allow-private", env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "") == "true", "allow webhook URLs that resolve to loopback or private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true)")
+	openaiURL := fs.String("openai-base-url", env("SWITCHBOARD_OPENAI_BASE_URL", app.DefaultOpenAIBaseURL), "OpenAI-compatible chat completions base URL: OpenAI, Ollama (http://127.0.0.1:11434/v1), vLLM, llama.cpp (env SWITCHBOARD_OPENAI_BASE_URL)")
+	openaiKey := fs.String("openai-api-key", env("SWITCHBOARD_OPENAI_API_KEY", ""), "API key of the OpenAI-compatible server (env SWITCHBOARD_OPENAI_API_KEY); provider \"openai\" is enabled by a key or a non-default base URL")
+	anthropicURL := fs.String("anthropic-base-url", env("SWITCHBOARD_ANTHROPIC_BASE_URL", app.DefaultAnthropicBaseURL), "Anthropic Messages API base URL (env SWITCHBOARD_ANTHROPIC_BASE_URL)")
+	anthropicKey := fs.String("anthropic-api-key", env("SWITCHBOARD_ANTHROPIC_API_KEY", ""), "Anthropic API key (env SWITCHBOARD_ANTHROPIC_API_KEY); enables provider \"anthropic\"")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -153,6 +157,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := def
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
 	cfg.WebhookAllowPrivate = *allowPrivate
+	cfg.OpenAIBaseURL, cfg.OpenAIKey, cfg.AnthropicBaseURL, cfg.AnthropicKey = *openaiURL, *openaiKey, *anthropicURL, *anthropicKey
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	if *numbers != "" {
 		inv, err := sandbox.ParseNumbers(*numbers)
