@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build run test test-short vet fmt bench-api fuzz clean
+.PHONY: help build run test test-short vet fmt bench-api bench-gateway fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -37,3 +37,6 @@ clean: ## remove build output
 
 fuzz: ## fuzz request decoding for a minute
 	$(GO) test -run '^$$' -fuzz FuzzRequests -fuzztime 60s ./internal/app/
+
+bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes docs/benchmarks.md
+	$(GO) run ./internal/bench/cmd/benchgateway -calls 1000 -out docs/benchmarks.md

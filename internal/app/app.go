@@ -25,6 +25,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
 	"switchboard/internal/conversation"
+	"switchboard/internal/gateway"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/id"
 	"switchboard/internal/jobs"
@@ -111,6 +112,7 @@ type Main struct {
 	// workers are the background loops Main owns; Close stops and waits.
 	workerCtx   context.Context
 	phone       *phoneConversations
+	gateway     *gateway.Server
 	stopWorkers context.CancelFunc
 	workers     sync.WaitGroup
 	// BootstrapKey is the key printed on the first start, for tests.
@@ -174,7 +176,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady}).Run(ctx)
 	})
 	m.phone = newPhoneConversations(m.workerCtx, db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
-	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: m.phone.ended})
+	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Log: log.With("component", "gateway")})
+	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: func(c call.Call) {
+		m.phone.ended(c)
+		m.gateway.CallEnded(c)
+	}})
 	m.startWorker(func(ctx context.Context) {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
@@ -244,6 +250,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		}
 		fmt.Fprintln(w, `{"status":true,"message":"ready"}`)
 	})
+	mux.Handle("GET "+httpapi.GatewayPath, m.gateway)
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
@@ -334,6 +341,11 @@ func (m *Main) Close(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var errs []error
+	if m.gateway != nil {
+		// Before the HTTP server: Shutdown does not wait for hijacked
+		// (websocket) connections; live web calls end with system-shutdown.
+		errs = append(errs, m.gateway.Close(ctx))
+	}
 	if m.http != nil {
 		errs = append(errs, m.http.Shutdown(ctx))
 	} else if m.ln != nil {

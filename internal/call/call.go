@@ -91,6 +91,7 @@ const (
 	ReasonMaxDuration          = "exceeded-max-duration"
 	ReasonSilenceTimeout       = "silence-timed-out"
 	ReasonModelFailed          = "assistant-model-failed"
+	ReasonSystemError          = "system-error"
 )
 
 // Call is the record of one conversation attempt over one channel.

@@ -270,9 +270,15 @@ func Events(c call.Call) []store.Event {
 	return nil
 }
 
-// Connect moves a web call whose client joined to in-progress.
+// Connect moves a web call whose client joined to in-progress. It is a
+// Conflict when the call is no longer queued (another client, possibly on
+// another node, joined first; or the call ended).
 func (s *Service) Connect(ctx context.Context, callID string) (call.Call, error) {
-	return s.transition(ctx, callID, call.Change{To: call.InProgress, At: s.now()})
+	c, applied, err := s.apply(ctx, callID, call.Change{To: call.InProgress, At: s.now()})
+	if err == nil && !applied {
+		return c, apperr.Conflictf("call %s is %s, not waiting for a client", callID, c.Status.Text())
+	}
+	return c, err
 }
 
 // End ends a call with its conversation's result; a phone call is also

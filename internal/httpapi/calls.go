@@ -138,13 +138,13 @@ func (s *Server) getCall(ctx context.Context, r *request) (response, error) {
 }
 
 type turnView struct {
-	Seq         int    `json:"seq"`
-	Role        string `json:"role"`
-	Text        string `json:"text"`
-	StartedAt   ts     `json:"startedAt"`
-	EndedAt     ts     `json:"endedAt"`
-	Interrupted bool   `json:"interrupted"`
-	LatencyMs   *int64 `json:"latencyMs"`
+	Seq         int      `json:"seq"`
+	Role        string   `json:"role"`
+	Text        string   `json:"text"`
+	StartedAt   ts       `json:"startedAt"`
+	EndedAt     ts       `json:"endedAt"`
+	Interrupted bool     `json:"interrupted"`
+	LatencyMs   *float64 `json:"latencyMs"`
 }
 
 func (s *Server) getTranscripts(ctx context.Context, r *request) (response, error) {
@@ -160,7 +160,7 @@ func (s *Server) getTranscripts(ctx context.Context, r *request) (response, erro
 	for i, t := range turns {
 		out[i] = turnView{Seq: t.Seq, Role: t.Role, Text: t.Text, StartedAt: ts(t.StartedAt), EndedAt: ts(t.EndedAt), Interrupted: t.Interrupted}
 		if t.Role == call.RoleAssistant && t.Latency > 0 {
-			l := t.Latency.Milliseconds()
+			l := float64(t.Latency.Microseconds()) / 1000
 			out[i].LatencyMs = &l
 		}
 	}

@@ -14,7 +14,7 @@ CREATE TABLE turns (
     started_at  BIGINT NOT NULL,
     ended_at    BIGINT NOT NULL,
     interrupted BOOLEAN NOT NULL DEFAULT FALSE,
-    latency_ms  BIGINT NOT NULL DEFAULT 0
+    latency_us  BIGINT NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX turns_call_seq ON turns (call_id, seq);
 

@@ -14,9 +14,9 @@ import (
 
 // AppendTurn stores one transcript turn.
 func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
-	_, err := s.exec(ctx, s.w, `INSERT INTO turns (id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_ms)
+	_, err := s.exec(ctx, s.w, `INSERT INTO turns (id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_us)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Milliseconds())
+		t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds())
 	if err != nil && s.d.IsUnique(err) {
 		return apperr.Conflictf("turn %d of call %s already stored", t.Seq, t.CallID)
 	}
@@ -25,7 +25,7 @@ func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
 
 // ListTurns returns a call's turns in order.
 func (s *Store) ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error) {
-	rows, err := s.query(ctx, s.r, `SELECT id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_ms
+	rows, err := s.query(ctx, s.r, `SELECT id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_us
 		FROM turns WHERE org_id = ? AND call_id = ? ORDER BY seq`, orgID, callID)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (s *Store) ListTurns(ctx context.Context, orgID, callID string) ([]call.Tur
 		if err := rows.Scan(&t.ID, &t.OrgID, &t.CallID, &t.Seq, &t.Role, &t.Text, &started, &ended, &t.Interrupted, &lat); err != nil {
 			return nil, err
 		}
-		t.StartedAt, t.EndedAt, t.Latency = fromMS(started), fromMS(ended), time.Duration(lat)*time.Millisecond
+		t.StartedAt, t.EndedAt, t.Latency = fromMS(started), fromMS(ended), time.Duration(lat)*time.Microsecond
 		out = append(out, t)
 	}
 	return out, rows.Err()

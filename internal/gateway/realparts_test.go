@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
+	"switchboard/internal/call"
+	"switchboard/internal/callctl"
+	"switchboard/internal/id"
+	"switchboard/internal/store/sqlite"
+)
+
+// TestRealParts runs the gateway on the real call control and SQLite store,
+// wired as the app wires them: a session claims and ends its call through
+// callctl, turns land in the store, and callctl's Ended hook stops a
+// session whose call is ended from outside.
+func TestRealParts(t *testing.T) {
+	checkLeaks(t)
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := callctl.New(db, slog.New(slog.DiscardHandler))
+	now := time.Now().UTC()
+	org := auth.Org{ID: id.New(id.Org), Name: "o", CreatedAt: now}
+	if err := db.CreateOrg(ctx, org); err != nil {
+		t.Fatal(err)
+	}
+	a := assistant.Defaults(assistant.DefaultProviders())
+	a.ID, a.OrgID, a.Name, a.FirstMessage, a.CreatedAt, a.UpdatedAt = id.New(id.Assistant), org.ID, "Ava", firstMessage, now, now
+	if err := db.CreateAssistant(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Config{Store: db, Calls: calls, Brains: brainOf(echoBrain{}), WriteTimeout: 2 * time.Second,
+		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	calls.SetHooks(callctl.Hooks{Ended: srv.CallEnded})
+	web := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		if err := srv.Close(context.Background()); err != nil {
+			t.Errorf("Close() = %v", err)
+		}
+		web.Close()
+	})
+	b := &bundle{srv: srv, web: web, asst: a}
+	ended := func(callID string) call.Call {
+		t.Helper()
+		var c call.Call
+		waitFor(t, "call "+callID+" ended", func() bool {
+			c, err = db.GetCallAnyOrg(ctx, callID)
+			return err == nil && c.Status == call.Ended
+		})
+		return c
+	}
+
+	t.Run("hangup", func(t *testing.T) {
+		c, err := calls.CreateWebCall(ctx, org.ID, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := b.dialFirst(t, c)
+		_, resp, err := b.rawDial(t, c.ID, c.AssistantID)
+		refusedBody(t, resp, err, http.StatusConflict, "conflict")
+		cl.exchange("Book me a cleaning.")
+		cl.send(`{"type":"hangup"}`)
+		cl.expectEnd(call.Completed, call.ReasonCustomerEnded, websocket.StatusNormalClosure)
+		got := ended(c.ID)
+		if got.Outcome != call.Completed || got.EndedReason != call.ReasonCustomerEnded || got.StartedAt.IsZero() {
+			t.Errorf("call = %s/%s startedAt %v, want completed/customer-ended-call with startedAt", got.Outcome, got.EndedReason, got.StartedAt)
+		}
+		turns, err := db.ListTurns(ctx, org.ID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(turns) != 3 {
+			t.Errorf("stored turns = %d, want 3", len(turns))
+		}
+		_, resp, err = b.rawDial(t, c.ID, c.AssistantID)
+		refusedBody(t, resp, err, http.StatusGone, "gone")
+	})
+
+	t.Run("ended from outside", func(t *testing.T) {
+		c, err := calls.CreateWebCall(ctx, org.ID, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := b.dialFirst(t, c)
+		if err := calls.Hangup(ctx, c, call.ReasonSystemCallLost); err != nil {
+			t.Fatal(err)
+		}
+		cl.expectEnd(call.Canceled, call.ReasonSystemCallLost, 4410)
+		if got := ended(c.ID); got.Outcome != call.Canceled || got.EndedReason != call.ReasonSystemCallLost {
+			t.Errorf("call = %s/%s, want the outside end kept", got.Outcome, got.EndedReason)
+		}
+	})
+	b.waitLive(t, 0)
+}

@@ -1,0 +1,523 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/call"
+	"switchboard/internal/conversation"
+	"switchboard/internal/gateway/protocol"
+)
+
+const (
+	// inputBuffer is how many client turns may wait while the assistant is
+	// replying; past it the reader waits (TCP pushes back on the client).
+	inputBuffer = 16
+	// enqueueGrace is the longest a sender (the conversation, the reader)
+	// waits for room in a full outbound queue before the client is taken
+	// to be not reading and is cut off.
+	enqueueGrace = 50 * time.Millisecond
+)
+
+// Why a session's connection is cut without a close handshake, or with 1008.
+var (
+	errOverflow = errors.New("gateway: outbound buffer full: the client is not reading")
+	errCut      = errors.New("gateway: connection cut")
+)
+
+// session is one websocket connection and the call it carries.
+type session struct {
+	srv  *Server
+	log  *slog.Logger
+	call call.Call
+	asst assistant.Assistant
+
+	// engineCtx is the conversation's: canceled by Server.Close (the call
+	// ends system-shutdown) and by CallEnded (it ended elsewhere).
+	engineCtx  context.Context
+	stopEngine context.CancelFunc
+	// killed is canceled to cut the client off now: the outbound buffer
+	// overflowed, or the session is being torn down.
+	killed context.Context
+	kill   context.CancelCauseFunc
+
+	mu   sync.Mutex
+	conn *websocket.Conn
+	raw  net.Conn // the hijacked connection: closing it unblocks every read and write
+
+	queue    chan outbound           // server events for the writer, bounded
+	in       chan conversation.Input // reader → conversation; the reader closes it
+	convDone chan struct{}           // closed when the conversation has returned
+
+	closing    atomic.Bool // call.ended is queued: nothing may follow it
+	muted      atomic.Bool // a fatal error is queued: only call.ended may follow it
+	writerGone atomic.Bool // the writer has stopped: nothing more will be sent
+	overflowed atomic.Bool
+	abused     atomic.Bool // the client broke the abuse rule: close 4400
+	broken     atomic.Bool // the gateway failed (a recovered panic): close 1011
+	ending     atomic.Bool // this session is ending its call itself
+	rec        atomic.Pointer[call.Call]
+	finishOnce sync.Once
+
+	// Settings from session.update, owned by the reader. Kept for the audio
+	// pipeline; text sessions do not use them.
+	audio    protocol.Audio
+	metadata json.RawMessage
+}
+
+// outbound is one item of the writer's queue.
+type outbound struct {
+	ev protocol.ServerEvent
+	// close, when set, closes the socket after ev: ev is call.ended.
+	close closing
+	// fatal marks a fatal error event, which is sent even though the
+	// session is muted (it is what mutes it).
+	fatal bool
+}
+
+// closing is a close frame.
+type closing struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+// closeByReason is the one table from how a call ended to the close that
+// follows call.ended (the protocol document, "Ending a call"). Every other
+// end the conversation decides closes normally; see finish for abuse,
+// failures and calls ended elsewhere.
+var closeByReason = map[string]closing{
+	call.ReasonSilenceTimeout: {protocol.CloseIdle, "idle"},
+	call.ReasonSystemShutdown: {protocol.CloseGoingAway, "server shutting down"},
+}
+
+var (
+	closeNormal    = closing{protocol.CloseNormal, "call ended"}
+	closeAbuse     = closing{protocol.CloseProtocolAbuse, "protocol abuse"}
+	closeInternal  = closing{protocol.CloseInternalError, "internal error"}
+	closeElsewhere = closing{protocol.CloseCallEnded, "call ended elsewhere"}
+	closeOverflow  = closing{websocket.StatusPolicyViolation, "client is not reading"}
+)
+
+func newSession(s *Server, c call.Call, a assistant.Assistant) *session {
+	ss := &session{
+		srv:      s,
+		log:      s.log.With("call_id", c.ID, "org_id", c.OrgID),
+		call:     c,
+		asst:     a,
+		queue:    make(chan outbound, s.cfg.OutboundBuffer),
+		in:       make(chan conversation.Input, inputBuffer),
+		convDone: make(chan struct{}),
+	}
+	ss.engineCtx, ss.stopEngine = context.WithCancel(s.base)
+	ss.killed, ss.kill = context.WithCancelCause(context.Background())
+	return ss
+}
+
+// serve runs the session on an upgraded connection until the call has
+// ended and every goroutine of the session is gone.
+func (ss *session) serve(conn *websocket.Conn, raw net.Conn) {
+	ss.mu.Lock()
+	ss.conn, ss.raw = conn, raw
+	ss.mu.Unlock()
+	if ss.killed.Err() != nil { // Server.Close gave up during the handshake
+		raw.Close()
+	}
+	// One byte over the limit is enough to tell a frame is too large; the
+	// reader never reads further, so the library never closes with its own
+	// 1009 and the client gets the protocol's 4400.
+	conn.SetReadLimit(protocol.MaxFrame + 1)
+	ss.send(protocol.SessionStarted{CallID: ss.call.ID, AssistantID: ss.call.AssistantID})
+
+	readCtx, stopReading := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		// Whatever happened, the connection goes, and every goroutine with it.
+		stopReading()
+		ss.cut()
+		wg.Wait()
+	}()
+	writerDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(writerDone)
+		ss.guard("writer", ss.write, func() { ss.writerGone.Store(true); ss.cut() })
+	})
+	wg.Go(func() { ss.guard("reader", func() { ss.read(readCtx) }, nil) })
+	wg.Go(func() {
+		defer close(ss.convDone)
+		ss.guard("conversation", ss.converse, func() { ss.finish(call.Failed, ReasonSystemError) })
+	})
+
+	<-ss.convDone
+	// call.ended is queued (or the writer is gone): let the writer flush
+	// and close, within bounds.
+	t := time.NewTimer(2 * ss.srv.cfg.WriteTimeout)
+	defer t.Stop()
+	select {
+	case <-writerDone:
+	case <-t.C:
+		ss.log.Warn("the writer did not finish in time; cutting the connection")
+	}
+}
+
+// cut drops the connection without a close handshake.
+func (ss *session) cut() {
+	ss.kill(errCut)
+	ss.mu.Lock()
+	raw := ss.raw
+	ss.mu.Unlock()
+	if raw != nil {
+		raw.Close()
+	}
+}
+
+// guard runs one goroutine's work; a panic is logged, fails the call
+// (failed, ReasonSystemError) and runs onPanic. It never re-panics: one bad
+// session must not take the server down.
+func (ss *session) guard(name string, fn func(), onPanic func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		ss.srv.stats.panics.Add(1)
+		ss.log.Error("panic in a gateway session; failing the call", "goroutine", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		ss.broken.Store(true)
+		ss.endDirect(call.Failed, ReasonSystemError)
+		if onPanic != nil {
+			onPanic()
+		}
+	}()
+	fn()
+}
+
+// converse makes the assistant's brain and runs the conversation, which
+// ends the call exactly once and reports it through Output.Ended.
+func (ss *session) converse() {
+	out := output{ss}
+	brain, err := ss.srv.cfg.Brains.New(ss.engineCtx, ss.call, ss.asst)
+	if err != nil {
+		outcome, reason := call.Failed, call.ReasonModelFailed
+		if ss.engineCtx.Err() != nil {
+			outcome, reason = call.Completed, call.ReasonSystemShutdown
+		} else {
+			ss.log.Error("the assistant's brain could not be made; ending the call", "err", err)
+		}
+		ss.endDirect(outcome, reason)
+		out.Ended(outcome, reason)
+		return
+	}
+	conversation.Run(ss.engineCtx, conversation.Config{
+		Call:      ss.call,
+		Assistant: ss.asst,
+		Brain:     brain,
+		Turns:     ss.srv.cfg.Store,
+		Ender:     ender{ss},
+		Log:       ss.log,
+		Now:       ss.srv.cfg.Now,
+	}, ss.in, out)
+}
+
+// ender ends the session's call and keeps the record the store returned,
+// so that call.ended says what the record says.
+type ender struct{ s *session }
+
+func (e ender) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
+	e.s.ending.Store(true)
+	c, err := e.s.srv.cfg.Calls.End(ctx, callID, outcome, reason, result)
+	if err == nil && c.Status == call.Ended {
+		e.s.rec.Store(&c)
+	}
+	return c, err
+}
+
+// endDirect ends the call outside the conversation (handshake failures,
+// panics). When the call has already ended it changes nothing.
+func (ss *session) endDirect(outcome call.Outcome, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	if _, err := (ender{ss}).End(ctx, ss.call.ID, outcome, reason, call.Result{}); err != nil {
+		ss.log.Error("ending the call failed", "outcome", outcome, "reason", reason, "err", err)
+	}
+}
+
+// output is the conversation's conversation.Output: every method queues
+// events for the writer and returns at once.
+type output struct{ s *session }
+
+func (o output) Delta(turnID, text string) {
+	o.s.send(protocol.TextDelta{TurnID: turnID, Text: text})
+}
+
+func (o output) TurnDone(turnID, text string, interrupted bool) {
+	o.s.send(protocol.TurnDone{TurnID: turnID, Text: text, Interrupted: interrupted})
+}
+
+func (o output) Transcript(role, text, turnID string, final bool) {
+	o.s.send(protocol.Transcript{Role: protocol.Role(role), Text: text, TurnID: turnID, Final: final})
+}
+
+func (o output) Ended(outcome call.Outcome, reason string) { o.s.finish(outcome, reason) }
+
+// finish queues the last event, call.ended, and the close that follows it.
+// The outcome and reason are the call record's when the record disagrees
+// with the conversation (the call ended elsewhere first: close 4410).
+// Abuse closes 4400 after the fatal error the reader sent; a failure sends
+// a fatal `internal` error first and closes 1011.
+func (ss *session) finish(outcome call.Outcome, reason string) {
+	ss.finishOnce.Do(func() {
+		elsewhere := false
+		if rec := ss.rec.Load(); rec != nil && (rec.Outcome != outcome || rec.EndedReason != reason) {
+			outcome, reason, elsewhere = rec.Outcome, rec.EndedReason, true
+		}
+		cl, ok := closeByReason[reason]
+		if !ok {
+			cl = closeNormal
+		}
+		switch {
+		case ss.abused.Load():
+			cl = closeAbuse
+		case ss.broken.Load() || (outcome == call.Failed && !elsewhere):
+			ss.fatal(protocol.ErrorEventFor(errors.New(reason)))
+			cl = closeInternal
+		case elsewhere:
+			cl = closeElsewhere
+		}
+		ss.log.Info("call ended", "outcome", outcome, "reason", reason, "close", int(cl.code))
+		ss.closing.Store(true)
+		ss.enqueue(outbound{ev: protocol.CallEnded{Outcome: string(outcome), EndedReason: reason}, close: cl})
+	})
+}
+
+// send queues a server event for the writer.
+func (ss *session) send(ev protocol.ServerEvent) { ss.enqueue(outbound{ev: ev}) }
+
+// fatal queues a fatal error event; nothing but call.ended follows it.
+func (ss *session) fatal(ev protocol.ErrorEvent) {
+	ss.muted.Store(true)
+	ss.enqueue(outbound{ev: ev, fatal: true})
+}
+
+// enqueue hands o to the writer. It never blocks for more than
+// enqueueGrace: a client that lets the queue fill up that long is not
+// reading, and is cut off with 1008 (its call then ends as a dropped
+// connection does).
+func (ss *session) enqueue(o outbound) {
+	last := o.close.code != 0
+	switch {
+	case ss.writerGone.Load(),
+		!last && ss.closing.Load(),
+		!last && !o.fatal && ss.muted.Load():
+		return
+	}
+	select {
+	case ss.queue <- o:
+		return
+	default:
+	}
+	if ss.killed.Err() != nil {
+		return
+	}
+	t := time.NewTimer(enqueueGrace)
+	defer t.Stop()
+	select {
+	case ss.queue <- o:
+	case <-ss.killed.Done():
+	case <-t.C:
+		if !ss.writerGone.Load() && ss.overflowed.CompareAndSwap(false, true) {
+			ss.srv.stats.overflows.Add(1)
+			ss.log.Warn("the client is not reading; closing with 1008", "buffer", cap(ss.queue))
+		}
+		ss.kill(errOverflow)
+	}
+}
+
+// write is the writer: the only goroutine that writes data frames, so seq
+// follows the order frames leave the socket. It stamps seq and at as it
+// sends, and ends after the close that follows call.ended, or when the
+// connection is cut or fails.
+func (ss *session) write() {
+	defer ss.writerGone.Store(true)
+	var seq int64
+	for {
+		if ss.killed.Err() != nil {
+			if context.Cause(ss.killed) == errOverflow {
+				ss.close(closeOverflow)
+			}
+			return
+		}
+		var o outbound
+		select {
+		case <-ss.killed.Done():
+			continue
+		case o = <-ss.queue:
+		}
+		if o.ev != nil {
+			b, err := protocol.Encode(protocol.Stamp(o.ev, seq+1, ss.srv.cfg.Now()))
+			if err != nil { // a bug: the event breaks the protocol's promises
+				ss.log.Error("server event does not encode; dropped", "type", o.ev.Type(), "err", err)
+			} else {
+				seq++
+				if err := ss.writeFrame(b); err != nil {
+					ss.log.Debug("write failed: the client is gone", "err", err)
+					return
+				}
+			}
+		}
+		if o.close.code != 0 {
+			ss.close(o.close)
+			return
+		}
+	}
+}
+
+func (ss *session) writeFrame(b []byte) error {
+	ctx, cancel := context.WithTimeout(ss.killed, ss.srv.cfg.WriteTimeout)
+	defer cancel()
+	return ss.conn.Write(ctx, websocket.MessageText, b)
+}
+
+// close closes the socket with a handshake, cutting it if the client does
+// not answer within WriteTimeout.
+func (ss *session) close(cl closing) {
+	t := time.AfterFunc(ss.srv.cfg.WriteTimeout, func() { ss.raw.Close() })
+	defer t.Stop()
+	if err := ss.conn.Close(cl.code, cl.reason); err != nil {
+		ss.log.Debug("close handshake incomplete", "code", int(cl.code), "err", err)
+	}
+}
+
+// read is the reader: it decodes each client frame and acts on it, until
+// the socket closes or the client breaks the abuse rule. Closing the input
+// channel when it returns is what ends the call when the client goes away.
+func (ss *session) read(ctx context.Context) {
+	defer close(ss.in)
+	var bad protocol.BadFrames
+	hungUp := false
+	for {
+		typ, r, err := ss.conn.Reader(ctx)
+		if err != nil {
+			ss.log.Debug("socket closed", "close", int(websocket.CloseStatus(err)), "err", err)
+			return
+		}
+		if hungUp { // frames after hangup are ignored
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return
+			}
+			continue
+		}
+		if typ != websocket.MessageText {
+			ss.abuse(&protocol.Error{Code: protocol.CodeUnexpectedBinary,
+				Message: "binary frame in a text-only session: audio is not enabled"})
+			return
+		}
+		frame, err := io.ReadAll(io.LimitReader(r, protocol.MaxFrame+1))
+		if err != nil {
+			ss.log.Debug("socket closed mid-frame", "err", err)
+			return
+		}
+		ev, err := protocol.Decode(frame)
+		if err != nil {
+			if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.Fatal() {
+				ss.abuse(pe)
+				return
+			}
+			if bad.Add(ss.srv.cfg.Now()) {
+				ss.abuse(&protocol.Error{Code: protocol.CodeTooManyErrors,
+					Message: fmt.Sprintf("more than %d bad frames within %s", protocol.BadFrameLimit, protocol.BadFrameWindow)})
+				return
+			}
+			ss.send(protocol.ErrorEventFor(err))
+			continue
+		}
+		switch e := ev.(type) {
+		case protocol.UserText:
+			if !ss.input(ctx, conversation.Input{Kind: conversation.UserText, Text: e.Text}) {
+				return
+			}
+		case protocol.Hangup:
+			hungUp = true
+			if !ss.input(ctx, conversation.Input{Kind: conversation.Hangup}) {
+				return
+			}
+		case protocol.Ping:
+			ss.send(protocol.Pong{ID: e.ID})
+		case protocol.SessionUpdate:
+			ss.update(e)
+		case protocol.PlaybackMark:
+			// Reserved for audio sessions; nothing was played in text.
+		}
+	}
+}
+
+// input hands a client event to the conversation, waiting while it is busy
+// replying (bounded by the conversation's own turn timeout).
+func (ss *session) input(ctx context.Context, in conversation.Input) bool {
+	select {
+	case ss.in <- in:
+		return true
+	case <-ss.convDone:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// update applies session.update. Asking for audio (textOnly false) is
+// answered `unsupported` and changes nothing; audio formats and metadata
+// are kept (the protocol accepts them today and applies them later).
+func (ss *session) update(u protocol.SessionUpdate) {
+	if u.TextOnly != nil && !*u.TextOnly {
+		ss.send(protocol.ErrorEventFor(&protocol.Error{Code: protocol.CodeUnsupported, Field: "textOnly",
+			Message: `session.update: field "textOnly" cannot be false yet: audio is not supported; the session stays text-only and nothing changed`}))
+		return
+	}
+	if u.Audio != nil {
+		ss.audio = *u.Audio
+	}
+	if u.Metadata != nil {
+		ss.metadata = u.Metadata
+	}
+}
+
+// abuse reports a fatal client error and marks the session for close 4400;
+// the reader then stops, which ends the call (customer-ended-call, as the
+// protocol document's table says).
+func (ss *session) abuse(pe *protocol.Error) {
+	ss.srv.stats.abuse.Add(1)
+	ss.log.Info("the client broke the abuse rule; closing with 4400", "code", pe.Code, "message", pe.Message)
+	ss.abused.Store(true)
+	ss.fatal(protocol.ErrorEventFor(pe))
+}
+
+// hijackRecorder keeps the hijacked connection, so that the session can cut
+// it whatever the websocket library is blocked in, and clears the deadlines
+// the HTTP server left on it (its ReadTimeout and WriteTimeout would
+// otherwise end every call after a few seconds).
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = c.SetDeadline(time.Time{})
+	h.conn = c
+	return c, brw, nil
+}
