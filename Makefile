@@ -35,8 +35,12 @@ bench-api: ## REST listing benchmark over 1,000,000 calls vs a bare handler; wri
 clean: ## remove build output
 	rm -rf bin
 
-fuzz: ## fuzz request decoding for a minute
+fuzz: ## fuzz every parser of untrusted input (REST bodies, gateway frames, flows, SSE) for a while each
 	$(GO) test -run '^$$' -fuzz FuzzRequests -fuzztime 60s ./internal/app/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/gateway/protocol/
+	$(GO) test -run '^$$' -fuzz FuzzSession -fuzztime 30s ./internal/gateway/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/flow/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 20s ./internal/llm/sse/
 
 bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchgateway -calls 1000 -out docs/benchmarks.md
