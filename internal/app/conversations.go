@@ -129,8 +129,14 @@ func (l *personaLine) send(in conversation.Input) {
 	}
 }
 
+// hangup ends the conversation at once: the call already ended elsewhere.
 func (l *personaLine) hangup() {
-	l.later(func() { l.send(conversation.Input{Kind: conversation.Hangup}) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.timers = append(l.timers, time.AfterFunc(0, func() { l.send(conversation.Input{Kind: conversation.Hangup}) }))
 }
 
 func (l *personaLine) close() {

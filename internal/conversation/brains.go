@@ -167,7 +167,15 @@ func (m *modelBrain) Said(text string) {
 
 func (m *modelBrain) Result() call.Result { return call.Result{} }
 
-func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)) (Reply, error) {
+func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)) (rep Reply, err error) {
+	// A failed reply leaves the history as it was, so a retry does not
+	// send the caller's words twice.
+	mark := len(m.history)
+	defer func() {
+		if err != nil {
+			m.history = m.history[:mark]
+		}
+	}()
 	m.history = append(m.history, llm.Message{Role: llm.RoleUser, Content: text})
 	var said strings.Builder
 	end := false

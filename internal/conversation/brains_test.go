@@ -110,3 +110,29 @@ func TestModelBrainProviderDown(t *testing.T) {
 		t.Errorf("Run with a provider answering 503 = %q, want %s", reason, call.ReasonModelFailed)
 	}
 }
+
+// TestModelBrainRetryKeepsHistory: a transient provider failure is retried
+// once without sending the caller's words twice.
+func TestModelBrainRetryKeepsHistory(t *testing.T) {
+	srv := llmtest.NewOpenAI(t, llmtest.Turn{Status: 503}, llmtest.Turn{Text: []string{"Hi there."}})
+	defer srv.Close()
+	a := testAssistant()
+	a.Model = assistant.Model{Provider: "openai", Model: "m"}
+	brains := &Brains{Models: map[string]llm.Client{"openai": openai.New(srv.URL, llmtest.APIKey, nil)}}
+	brain, err := brains.New(context.Background(), call.Call{ID: "c"}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	in := make(chan Input, 2)
+	in <- Input{Kind: UserText, Text: "hello"}
+	in <- Input{Kind: Hangup}
+	Run(context.Background(), Config{Call: call.Call{ID: "c"}, Assistant: a, Brain: brain, Turns: rec, Ender: rec}, in, rec)
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("provider requests = %d, want 2 (a failure and its retry)", len(reqs))
+	}
+	if n := strings.Count(string(reqs[1]), `"hello"`); n != 1 {
+		t.Errorf("the retry sent the caller's words %d times, want once: %s", n, reqs[1])
+	}
+}

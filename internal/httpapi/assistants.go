@@ -212,6 +212,9 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 		return response{}, err
 	}
 	a.UpdatedAt = s.now().UTC()
+	if a.ToolSecret == "" { // created before tool secrets existed
+		a.ToolSecret = webhook.NewSecret()
+	}
 	if err := s.store.UpdateAssistant(ctx, a); err != nil {
 		return response{}, err
 	}

@@ -31,6 +31,12 @@ func scanAssistant(sc interface{ Scan(...any) error }) (assistant.Assistant, err
 		return a, err
 	}
 	a.OrgID = orgID
+	if a.Tools == nil { // stored before assistants had tools
+		a.Tools = []assistant.Tool{}
+	}
+	if a.EndCallPhrases == nil {
+		a.EndCallPhrases = []string{}
+	}
 	return a, nil
 }
 
