@@ -75,6 +75,8 @@ type Config struct {
 	PersonaThink time.Duration
 	// JoinTimeout is how long a web call waits for its client (default 60 s).
 	JoinTimeout time.Duration
+	// AnalysisEvery is the analysis worker's polling interval (default 500 ms).
+	AnalysisEvery time.Duration
 }
 
 // Default base URLs of the model providers.
@@ -173,7 +175,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard},
 		db, calls, sched, log, reg)
 	m.startWorker(func(ctx context.Context) {
-		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady}).Run(ctx)
+		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
 	m.phone = newPhoneConversations(m.workerCtx, db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Log: log.With("component", "gateway")})

@@ -2,8 +2,11 @@ package app
 
 import (
 	"encoding/json"
+
 	"regexp"
 	"strings"
+	"switchboard/internal/gateway/protocol"
+	"switchboard/internal/webhook"
 	"testing"
 	"time"
 )
@@ -115,7 +118,7 @@ func TestSandboxConversation(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		rec, srv := newReceiver(t, false)
-		b.must(201, "POST", "/v1/webhooks", map[string]any{"url": srv.URL, "events": []string{"call.analysis.ready"}})
+		secret := b.must(201, "POST", "/v1/webhooks", map[string]any{"url": srv.URL, "events": []string{"call.analysis.ready"}}).data()["secret"].(string)
 		asst := b.bookingAssistant(b.key)
 		p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+14155550100"}).data()["id"].(string)
 		b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": p, "outboundAssistantId": asst})
@@ -132,5 +135,45 @@ func TestSandboxConversation(t *testing.T) {
 		if !strings.Contains(string(got.body), `"structuredData"`) {
 			t.Errorf("call.analysis.ready body = %s, want the analysis", got.body)
 		}
+		if err := webhook.Verify([]string{secret}, got.header, got.body, time.Now(), 0); err != nil {
+			t.Errorf("call.analysis.ready signature: %v", err)
+		}
 	})
+}
+
+// TestAnalysisSurvivesRestart: an analysis queued when a call ended is run
+// by the next server even if the first one stopped before running it.
+func TestAnalysisSurvivesRestart(t *testing.T) {
+	cfg := testConfig("sqlite:" + t.TempDir() + "/ar.db")
+	cfg.AnalysisEvery = time.Hour // this server never gets to it
+	b := start(t, cfg)
+	asst := b.bookingAssistant(b.key)
+	callID, ws := b.dialWebCall(asst)
+	ws.until(isTurnDone)
+	ws.send(protocol.UserText{Text: "next tuesday"})
+	ws.until(isTurnDone)
+	ws.send(protocol.UserText{Text: "yes"})
+	ws.until(isEnded)
+	b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	if a := b.must(200, "GET", "/v1/calls/"+callID+"/analysis", nil).data(); a["state"] != "pending" {
+		t.Fatalf("analysis before restart = %v, want pending", a["state"])
+	}
+	b.cfg.AnalysisEvery = 100 * time.Millisecond
+	b.restart()
+	a := b.waitAnalysis(callID, 10*time.Second)
+	if a["state"] != "ready" || a["successEvaluation"] != true {
+		t.Errorf("analysis after restart = %v, want ready and successful", a)
+	}
+}
+
+// TestFlowValidation: a broken flow is refused naming the node.
+func TestFlowValidation(t *testing.T) {
+	b := start(t, testConfig("sqlite:"+t.TempDir()+"/fv.db"))
+	bad := map[string]any{"start": "greet", "nodes": map[string]any{
+		"greet": map[string]any{"type": "say", "text": "Hi", "next": "ask"},
+		"ask":   map[string]any{"type": "ask", "text": "Day?", "branches": []any{map[string]any{"match": map[string]any{"kind": "regex", "pattern": "("}, "next": "nowhere"}}},
+		"lost":  map[string]any{"type": "end", "text": "Bye", "success": true},
+	}}
+	r := b.req("POST", "/v1/assistants", b.key, map[string]any{"name": "Broken", "model": map[string]any{"provider": "flow"}, "flow": bad})
+	expectFields(t, r, 400, "flow.nodes.ask.branches[0].next", "flow.nodes.ask.branches[0].match.pattern", "flow.nodes.lost")
 }
