@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -171,13 +172,22 @@ func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)
 	// A failed reply leaves the history as it was, so a retry does not
 	// send the caller's words twice.
 	mark := len(m.history)
+	var said strings.Builder
 	defer func() {
-		if err != nil {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
+			// Interrupted by the caller: the model remembers the caller's
+			// words and only the part of its reply that was delivered.
+			m.history = append(m.history[:mark], llm.Message{Role: llm.RoleUser, Content: text})
+			if said.Len() > 0 {
+				m.history = append(m.history, llm.Message{Role: llm.RoleAssistant, Content: said.String()})
+			}
+		default:
 			m.history = m.history[:mark]
 		}
 	}()
 	m.history = append(m.history, llm.Message{Role: llm.RoleUser, Content: text})
-	var said strings.Builder
 	end := false
 	for round := 0; round < m.rounds; round++ {
 		res, err := m.client.Stream(ctx, llm.Request{

@@ -123,10 +123,10 @@ func TestModelBrainRetryKeepsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.SilenceTimeoutSeconds = 1 // ends the call after the reply
 	rec := &recorder{}
-	in := make(chan Input, 2)
+	in := make(chan Input, 1)
 	in <- Input{Kind: UserText, Text: "hello"}
-	in <- Input{Kind: Hangup}
 	Run(context.Background(), Config{Call: call.Call{ID: "c"}, Assistant: a, Brain: brain, Turns: rec, Ender: rec}, in, rec)
 	reqs := srv.Requests()
 	if len(reqs) != 2 {

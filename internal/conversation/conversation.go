@@ -115,11 +115,14 @@ func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
 type runner struct {
 	cfg      Config
 	out      Output
+	in       <-chan Input
+	pending  *Input // input that interrupted a reply, handled next
 	seq      int
 	lastUser time.Time // end of the caller's last turn, for latency
 }
 
 func (r *runner) run(ctx context.Context, in <-chan Input) string {
+	r.in = in
 	a := r.cfg.Assistant
 	maxDur := time.NewTimer(time.Duration(a.MaxDurationSeconds) * time.Second)
 	defer maxDur.Stop()
@@ -137,37 +140,50 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 	}
 	resetTimer(silence, silenceAfter)
 	for {
-		select {
-		case <-ctx.Done():
-			return r.end(call.Completed, call.ReasonSystemShutdown)
-		case <-maxDur.C:
-			return r.end(call.Completed, call.ReasonMaxDuration)
-		case <-silence.C:
-			return r.end(call.Completed, call.ReasonSilenceTimeout)
-		case ev, ok := <-in:
-			if !ok || ev.Kind == Hangup {
-				return r.end(call.Completed, call.ReasonCustomerEnded)
+		var ev Input
+		ok := true
+		if r.pending != nil { // a caller turn that interrupted the last reply
+			ev, r.pending = *r.pending, nil
+		} else {
+			select {
+			case <-ctx.Done():
+				return r.end(call.Completed, call.ReasonSystemShutdown)
+			case <-maxDur.C:
+				return r.end(call.Completed, call.ReasonMaxDuration)
+			case <-silence.C:
+				return r.end(call.Completed, call.ReasonSilenceTimeout)
+			case ev, ok = <-in:
 			}
-			text := strings.TrimSpace(ev.Text)
-			if ev.Kind != UserText || text == "" {
-				continue
-			}
-			silence.Stop()
-			r.turn(ctx, call.RoleUser, text, r.cfg.Now(), 0, false)
-			r.lastUser = r.cfg.Now()
-			reply, err := r.reply(ctx, func(ctx context.Context, emit func(string)) (Reply, error) {
-				return r.cfg.Brain.Respond(ctx, text, emit)
-			})
-			if done, reason := r.after(ctx, reply, err); done {
-				return reason
-			}
-			resetTimer(silence, silenceAfter)
 		}
+		if !ok || ev.Kind == Hangup {
+			return r.end(call.Completed, call.ReasonCustomerEnded)
+		}
+		text := strings.TrimSpace(ev.Text)
+		if ev.Kind != UserText || text == "" {
+			continue
+		}
+		silence.Stop()
+		r.turn(ctx, call.RoleUser, text, r.cfg.Now(), 0, false)
+		r.lastUser = r.cfg.Now()
+		reply, err := r.reply(ctx, func(ctx context.Context, emit func(string)) (Reply, error) {
+			return r.cfg.Brain.Respond(ctx, text, emit)
+		})
+		if done, reason := r.after(ctx, reply, err); done {
+			return reason
+		}
+		resetTimer(silence, silenceAfter)
 	}
 }
 
+// errInterrupted marks a reply cut short by the caller: a new turn (kept
+// in pending) or a hang-up.
+var errInterrupted = errors.New("conversation: reply interrupted by the caller")
+
 // reply runs one brain call with the turn timeout, streaming its deltas as
-// one assistant turn, and retries once when the failure is transient.
+// one assistant turn, and retries once when the failure is transient. The
+// caller may interrupt it: a caller turn or a hang-up arriving meanwhile
+// cancels the brain, keeps what was already said as an interrupted turn,
+// and is handled next.
 func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string)) (Reply, error)) (Reply, error) {
 	var lastErr error
 	for attempt := range 2 {
@@ -176,17 +192,57 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 		var first time.Time
 		var b strings.Builder
 		tctx, cancel := context.WithTimeout(ctx, r.cfg.TurnTimeout)
-		rep, err := fn(tctx, func(delta string) {
-			if delta == "" {
-				return
+		type outcome struct {
+			rep   Reply
+			err   error
+			panic any
+		}
+		done := make(chan outcome, 1)
+		go func() { // owned: reply waits for it on every path
+			defer func() {
+				if p := recover(); p != nil {
+					done <- outcome{panic: p}
+				}
+			}()
+			rep, err := fn(tctx, func(delta string) {
+				if delta == "" {
+					return
+				}
+				if first.IsZero() {
+					first = r.cfg.Now()
+				}
+				b.WriteString(delta)
+				r.out.Delta(turnID, delta)
+			})
+			done <- outcome{rep: rep, err: err}
+		}()
+		var res outcome
+		interrupted := false
+		select {
+		case res = <-done:
+		case ev, ok := <-r.in:
+			cancel()
+			res = <-done
+			if !ok {
+				ev = Input{Kind: Hangup}
 			}
-			if first.IsZero() {
-				first = r.cfg.Now()
-			}
-			b.WriteString(delta)
-			r.out.Delta(turnID, delta)
-		})
+			r.pending, interrupted = &ev, true
+		}
 		cancel()
+		if res.panic != nil {
+			panic(res.panic) // on the conversation's goroutine, where its owner recovers
+		}
+		rep, err := res.rep, res.err
+		if interrupted && err != nil {
+			// Keep what was delivered, marked interrupted. (A reply that
+			// completed anyway stands whole; the input is handled next.)
+			if b.Len() > 0 {
+				r.finishTurn(ctx, turnID, call.RoleAssistant, b.String(), started, r.latency(first), true)
+			} else {
+				r.seq--
+			}
+			return Reply{}, errInterrupted
+		}
 		if err == nil {
 			if rep.Text == "" {
 				rep.Text = b.String()
@@ -196,11 +252,7 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 					first = r.cfg.Now()
 					r.out.Delta(turnID, rep.Text)
 				}
-				var latency time.Duration
-				if !r.lastUser.IsZero() {
-					latency = first.Sub(r.lastUser)
-				}
-				r.finishTurn(ctx, turnID, call.RoleAssistant, rep.Text, started, latency, false)
+				r.finishTurn(ctx, turnID, call.RoleAssistant, rep.Text, started, r.latency(first), false)
 			} else {
 				r.seq-- // nothing said: the turn id is free again
 			}
@@ -225,8 +277,19 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 	return Reply{}, lastErr
 }
 
+// latency is from the end of the caller's last turn to the first output.
+func (r *runner) latency(first time.Time) time.Duration {
+	if r.lastUser.IsZero() || first.IsZero() {
+		return 0
+	}
+	return first.Sub(r.lastUser)
+}
+
 // after acts on a reply: ends the call when asked to, or on failure.
 func (r *runner) after(ctx context.Context, rep Reply, err error) (bool, string) {
+	if errors.Is(err, errInterrupted) {
+		return false, "" // the caller's input is handled next
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return true, r.end(call.Completed, call.ReasonSystemShutdown)

@@ -90,7 +90,6 @@ func run(t *testing.T, a assistant.Assistant, b Brain, inputs ...Input) (*record
 	for _, i := range inputs {
 		in <- i
 	}
-	close(in) // after the inputs, the caller is gone
 	reason := Run(context.Background(), Config{Call: call.Call{ID: "call_x", OrgID: "org_x"}, Assistant: a, Brain: b, Turns: rec, Ender: rec}, in, rec)
 	return rec, reason
 }
@@ -137,7 +136,10 @@ func TestConversationEnds(t *testing.T) {
 		t.Errorf("end-call phrase: reason %q, want %s", reason, call.ReasonAssistantEnded)
 	}
 	// The caller goes away: the input channel closes.
-	if _, reason := run(t, testAssistant(), &scriptBrain{}); reason != call.ReasonCustomerEnded {
+	rec := &recorder{}
+	gone := make(chan Input)
+	close(gone)
+	if reason := Run(context.Background(), Config{Call: call.Call{ID: "c"}, Assistant: testAssistant(), Brain: &scriptBrain{}, Turns: rec, Ender: rec}, gone, rec); reason != call.ReasonCustomerEnded {
 		t.Errorf("closed input: reason %q, want %s", reason, call.ReasonCustomerEnded)
 	}
 }
@@ -150,7 +152,9 @@ func (e tempErr) Temporary() bool { return e.temp }
 func TestConversationBrainFailure(t *testing.T) {
 	// A transient failure is retried once.
 	b := &scriptBrain{errs: []error{tempErr{true}}, replies: map[string]Reply{"hi": {Text: "Hello there."}}}
-	rec, _ := run(t, testAssistant(), b, Input{Kind: UserText, Text: "hi"}, Input{Kind: Hangup})
+	quick := testAssistant()
+	quick.SilenceTimeoutSeconds = 1 // ends the call after the reply
+	rec, _ := run(t, quick, b, Input{Kind: UserText, Text: "hi"})
 	if !strings.Contains(strings.Join(rec.events, "|"), "transcript assistant Hello there.") {
 		t.Errorf("after one transient failure: events %q, want the reply", rec.events)
 	}
@@ -218,3 +222,47 @@ func TestConversationTimers(t *testing.T) {
 }
 
 var timeNow = time.Now
+
+// slowBrain streams words slowly until its context is canceled.
+type slowBrain struct {
+	scriptBrain
+	started chan struct{}
+}
+
+func (b *slowBrain) Respond(ctx context.Context, text string, emit func(string)) (Reply, error) {
+	if text != "tell me a long story" {
+		return b.scriptBrain.Respond(ctx, text, emit)
+	}
+	emit("Once upon a time")
+	close(b.started)
+	<-ctx.Done()
+	return Reply{}, ctx.Err()
+}
+
+// TestConversationInterrupt: a caller turn during a streaming reply cuts it
+// short; the transcript keeps what was said, marked interrupted, and the
+// new turn is answered.
+func TestConversationInterrupt(t *testing.T) {
+	b := &slowBrain{scriptBrain: scriptBrain{replies: map[string]Reply{"stop, book tuesday": {Text: "Booked."}}}, started: make(chan struct{})}
+	rec := &recorder{}
+	in := make(chan Input)
+	go func() {
+		in <- Input{Kind: UserText, Text: "tell me a long story"}
+		<-b.started
+		in <- Input{Kind: UserText, Text: "stop, book tuesday"}
+		in <- Input{Kind: Hangup}
+	}()
+	Run(context.Background(), Config{Call: call.Call{ID: "c"}, Assistant: testAssistant(), Brain: b, Turns: rec, Ender: rec}, in, rec)
+	var got []string
+	for _, tr := range rec.turns {
+		s := tr.Role + ":" + tr.Text
+		if tr.Interrupted {
+			s += "(interrupted)"
+		}
+		got = append(got, s)
+	}
+	want := []string{"assistant:Hello!", "user:tell me a long story", "assistant:Once upon a time(interrupted)", "user:stop, book tuesday", "assistant:Booked."}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("turns:\n got %q\nwant %q", got, want)
+	}
+}
