@@ -125,7 +125,7 @@ func TestOperations(t *testing.T) {
 func TestKeyUsageTracked(t *testing.T) {
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/u.db"))
 	b.must(200, "GET", "/v1/calls", nil)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second) // housekeeping flushes every second; generous for loaded machines
 	for time.Now().Before(deadline) {
 		keys, err := b.m.DB().ListKeys(t.Context(), b.org)
 		if err != nil {
@@ -136,5 +136,5 @@ func TestKeyUsageTracked(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Errorf("lastUsedAt not recorded within 5s of use")
+	t.Errorf("lastUsedAt not recorded within 15s of use")
 }
