@@ -41,6 +41,8 @@ fuzz: ## fuzz every parser of untrusted input (REST bodies, gateway frames, flow
 	$(GO) test -run '^$$' -fuzz FuzzSession -fuzztime 30s ./internal/gateway/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./internal/flow/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 20s ./internal/llm/sse/
+	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./internal/audio/
+	$(GO) test -run '^$$' -fuzz FuzzEndpointer -fuzztime 20s ./internal/audio/vad/
 
 bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchgateway -calls 1000 -out docs/benchmarks.md
