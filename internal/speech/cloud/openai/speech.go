@@ -1,0 +1,91 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"switchboard/internal/speech"
+	"switchboard/internal/speech/cloud/internal/wire"
+)
+
+// Defaults of the Synthesizer.
+const (
+	// DefaultSpeechModel is used when the Synthesizer names none.
+	DefaultSpeechModel = "tts-1"
+	// DefaultVoice is used when VoiceOptions.Voice is empty.
+	DefaultVoice = "alloy"
+	// speechRate is the rate of response_format "pcm": 24 kHz, 16-bit
+	// signed little-endian, mono, no header.
+	speechRate = 24000
+)
+
+// Synthesizer speaks through {base}/audio/speech, streaming the PCM as it
+// arrives and resampling it from 24 kHz to the rate asked for.
+type Synthesizer struct {
+	// Model ("" = DefaultSpeechModel) and Voice ("" = DefaultVoice, when
+	// the options name none) configure every request.
+	Model string
+	Voice string
+
+	url    string
+	config error
+	ep     wire.Endpoint
+}
+
+var _ speech.Synthesizer = (*Synthesizer)(nil)
+
+// NewSynthesizer returns a Synthesizer for baseURL ("" = DefaultBaseURL).
+// hc nil means http.DefaultClient; give it no Timeout (a long reply streams
+// for a while): deadlines come from ctx.
+func NewSynthesizer(baseURL, apiKey string, hc *http.Client) *Synthesizer {
+	s := &Synthesizer{ep: newEndpoint(apiKey, hc)}
+	base, err := wire.BaseURL(baseURL, DefaultBaseURL)
+	s.url, s.config = base+"/audio/speech", err
+	return s
+}
+
+// Name implements speech.Synthesizer.
+func (s *Synthesizer) Name() string { return Provider }
+
+// speechRequest is the body of /audio/speech.
+type speechRequest struct {
+	Model          string `json:"model"`
+	Input          string `json:"input"`
+	Voice          string `json:"voice"`
+	ResponseFormat string `json:"response_format"`
+}
+
+// Synthesize implements speech.Synthesizer. Text that is only white space
+// speaks nothing and sends nothing.
+func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.VoiceOptions, out func(pcm []int16) error) error {
+	if s.config != nil {
+		return s.ep.Config("%v", s.config)
+	}
+	if opts.SampleRate <= 0 {
+		return s.ep.Invalid("sampleRate: must be positive, got %d", opts.SampleRate)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	req := speechRequest{Model: s.Model, Input: text, Voice: opts.Voice, ResponseFormat: "pcm"}
+	if req.Model == "" {
+		req.Model = DefaultSpeechModel
+	}
+	if req.Voice == "" {
+		req.Voice = s.Voice
+	}
+	if req.Voice == "" {
+		req.Voice = DefaultVoice
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return s.ep.Invalid("text: %v", err)
+	}
+	resp, err := s.ep.Post(ctx, s.url, "application/json", body)
+	if err != nil {
+		return err
+	}
+	return s.ep.StreamPCM(ctx, resp, speechRate, opts.SampleRate, out)
+}
