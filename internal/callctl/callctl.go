@@ -122,19 +122,6 @@ func CanPlace(p phone.Purchase, provider string) error {
 	return nil
 }
 
-// Hangup ends a live phone call with the given reason.
-func (s *Service) Hangup(ctx context.Context, c call.Call, reason string) error {
-	prov, ok := s.providers[c.Provider]
-	if !ok || c.Type != call.Phone {
-		_, err := s.transition(ctx, c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Canceled, Reason: reason})
-		return err
-	}
-	s.mu.Lock()
-	s.hangups[c.ID] = reason
-	s.mu.Unlock()
-	return prov.Hangup(ctx, c.ID)
-}
-
 // HandleEvent is the telephony.EventSink of every provider.
 func (s *Service) HandleEvent(ev telephony.Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -102,13 +102,16 @@ func TestProviderRefusal(t *testing.T) {
 	}
 }
 
-// TestHangupReason: a hang-up asked for by Switchboard records its reason.
+// TestHangupReason: ending a phone call records its reason and hangs it up
+// at the provider (whose late Ended event changes nothing).
 func TestHangupReason(t *testing.T) {
 	b := setup(t, "sandbox")
 	c, err := b.svc.PlacePhoneCall(t.Context(), callctl.PhoneCall{OrgID: b.org, PurchaseID: b.purchase.ID, To: "+14155551234"})
 	must(t, err)
 	c = b.wait(t, c.ID, func(c call.Call) bool { return c.Status == call.InProgress })
-	must(t, b.svc.Hangup(t.Context(), c, call.ReasonAssistantEnded))
+	if _, err := b.svc.End(t.Context(), c.ID, call.Completed, call.ReasonAssistantEnded, call.Result{}); err != nil {
+		t.Fatal(err)
+	}
 	c = b.wait(t, c.ID, func(c call.Call) bool { return c.Status == call.Ended })
 	if c.Outcome != call.Completed || c.EndedReason != call.ReasonAssistantEnded {
 		t.Errorf("after Hangup = %s/%s, want completed/%s", c.Outcome, c.EndedReason, call.ReasonAssistantEnded)

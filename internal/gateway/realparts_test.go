@@ -98,7 +98,7 @@ func TestRealParts(t *testing.T) {
 			t.Fatal(err)
 		}
 		cl := b.dialFirst(t, c)
-		if err := calls.Hangup(ctx, c, call.ReasonSystemCallLost); err != nil {
+		if _, err := calls.End(ctx, c.ID, call.Canceled, call.ReasonSystemCallLost, call.Result{}); err != nil {
 			t.Fatal(err)
 		}
 		cl.expectEnd(call.Canceled, call.ReasonSystemCallLost, 4410)

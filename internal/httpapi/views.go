@@ -5,7 +5,6 @@ import (
 	"switchboard/internal/phone"
 	"switchboard/internal/view"
 
-	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
@@ -22,21 +21,6 @@ var (
 	appendString = view.AppendString
 	jsonMarshal  = view.Marshal
 )
-
-type keyView struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	Scopes     []string `json:"scopes"`
-	Last4      string   `json:"last4"`
-	CreatedAt  ts       `json:"createdAt"`
-	LastUsedAt ts       `json:"lastUsedAt"`
-	RevokedAt  ts       `json:"revokedAt"`
-}
-
-// KeyView is how a key is shown in listings: never its secret or hash.
-func KeyView(k auth.Key) any {
-	return keyView{ID: k.ID, Name: k.Name, Scopes: k.Scopes, Last4: k.Last4, CreatedAt: ts(k.CreatedAt), LastUsedAt: ts(k.LastUsedAt), RevokedAt: ts(k.RevokedAt)}
-}
 
 type attemptView struct {
 	ID        string  `json:"id"`
