@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build run test test-short vet fmt bench-api bench-gateway fuzz clean
+.PHONY: help build build-native run test test-short vet fmt bench-api bench-gateway fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -14,14 +14,18 @@ build: ## build bin/switchboard
 	@./scripts/ensure-deps.sh
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard
 
+build-native: ## build bin/switchboard with the native offline speech engines (espeak-ng, pocketsphinx)
+	@./scripts/ensure-deps.sh speech
+	CGO_ENABLED=1 $(GO) build -tags speech_native -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard
+
 run: build ## build and serve on SQLite with the sandbox network (prints the first key)
 	./bin/switchboard serve
 
-test: ## go vet + go test -race on SQLite and PostgreSQL (what CI runs)
+test: ## go vet + go test -race on SQLite and PostgreSQL, with the native speech engines (what CI runs)
 	@./scripts/ensure-deps.sh test
-	$(GO) vet ./...
+	$(GO) vet -tags speech_native ./...
 	SWITCHBOARD_TEST_POSTGRES="$${SWITCHBOARD_TEST_POSTGRES:-$$(./scripts/ensure-postgres.sh)}" \
-		$(GO) test -race -count=1 -timeout 12m ./...
+		CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
 
 test-short: ## unit tests only, no PostgreSQL
 	$(GO) test -short ./...
@@ -43,6 +47,8 @@ fuzz: ## fuzz every parser of untrusted input (REST bodies, gateway frames, flow
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 20s ./internal/llm/sse/
 	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./internal/audio/
 	$(GO) test -run '^$$' -fuzz FuzzEndpointer -fuzztime 20s ./internal/audio/vad/
+	$(GO) test -run '^$$' -fuzz FuzzReadWAVHeader -fuzztime 20s ./internal/speech/local/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/speech/cloud/deepgram/
 
 bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchgateway -calls 1000 -out docs/benchmarks.md

@@ -12,12 +12,14 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-# Debian packages: what the tests and tools need. Empty for now beyond the
-# PostgreSQL server the test suite runs against.
+# Debian packages: what the tests and tools need: the PostgreSQL server the
+# test suite runs against, gcc for the native speech build, and the offline
+# speech engines (scripts/speech-deps.sh).
 pkgs=()
 if [ "${1:-}" = "test" ]; then
   command -v pg_ctlcluster >/dev/null 2>&1 || pkgs+=(postgresql)
   command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
+  command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
 fi
 if [ ${#pkgs[@]} -gt 0 ]; then
   SUDO=""
@@ -25,4 +27,8 @@ if [ ${#pkgs[@]} -gt 0 ]; then
   echo "ensure-deps: installing ${pkgs[*]}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "test" ] || [ "${1:-}" = "speech" ]; then
+  "$(dirname "$0")/speech-deps.sh"
 fi

@@ -1,0 +1,122 @@
+package local
+
+import (
+	"errors"
+	"sync"
+)
+
+// decoder is one recognizer instance as the stream uses it; psDecoder
+// (pocketsphinx, speech_native builds) is the real one. A decoder is used
+// by one goroutine at a time.
+type decoder interface {
+	// known reports whether word is in the pronouncing dictionary, which
+	// a grammar may only use.
+	known(word string) bool
+	// begin opens an utterance: it selects the JSGF grammar ("" for the
+	// full language model) and sets the cepstral mean to cmn. A grammar
+	// the engine cannot compile is an error wrapping errGrammarRefused.
+	begin(grammar string, cmn []float32) error
+	// process decodes 16 kHz PCM16.
+	process(pcm []int16) error
+	// hyp is the best hypothesis so far.
+	hyp() string
+	// end closes the utterance, returns its final hypothesis and a
+	// confidence in [0,1], and writes the adapted cepstral mean into cmn.
+	end(cmn []float32) (text string, confidence float64, err error)
+	free()
+}
+
+var (
+	errPoolClosed     = errors.New("local: transcriber closed")
+	errGrammarRefused = errors.New("local: pocketsphinx refused the hints grammar")
+)
+
+// decoderPool lends decoders, creating them on first need (they are
+// expensive: ~0.3 s and ~90 MB each) and never more than size; a borrower
+// beyond that waits for a return.
+type decoderPool struct {
+	create func() (decoder, error)
+	tokens chan struct{} // one per decoder lent out or being created
+
+	mu      sync.Mutex
+	idle    []decoder
+	created int // decoders alive (idle or lent)
+	closed  bool
+}
+
+func newDecoderPool(size int, create func() (decoder, error)) *decoderPool {
+	return &decoderPool{create: create, tokens: make(chan struct{}, size)}
+}
+
+// get lends a decoder, waiting while all are lent; it gives up, returning
+// nil, nil, when stop or done is closed.
+func (p *decoderPool) get(stop, done <-chan struct{}) (decoder, error) {
+	select {
+	case p.tokens <- struct{}{}:
+	case <-stop:
+		return nil, nil
+	case <-done:
+		return nil, nil
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.tokens
+		return nil, errPoolClosed
+	}
+	if n := len(p.idle); n > 0 {
+		d := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return d, nil
+	}
+	p.created++
+	p.mu.Unlock()
+	d, err := p.create()
+	if err != nil {
+		p.mu.Lock()
+		p.created--
+		p.mu.Unlock()
+		<-p.tokens
+		return nil, err
+	}
+	return d, nil
+}
+
+// put returns a decoder lent by get.
+func (p *decoderPool) put(d decoder) {
+	p.mu.Lock()
+	if p.closed {
+		p.created--
+		p.mu.Unlock()
+		d.free()
+	} else {
+		p.idle = append(p.idle, d)
+		p.mu.Unlock()
+	}
+	<-p.tokens
+}
+
+// close frees the idle decoders now and the lent ones when they return.
+func (p *decoderPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.created -= len(idle)
+	p.closed = true
+	p.mu.Unlock()
+	for _, d := range idle {
+		d.free()
+	}
+}
+
+// poolStats is a snapshot for tests and the startup log.
+type poolStats struct {
+	Created, Idle, Lent int
+}
+
+func (p *decoderPool) stats() poolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return poolStats{Created: p.created, Idle: len(p.idle), Lent: p.created - len(p.idle)}
+}
