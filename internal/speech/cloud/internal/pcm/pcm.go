@@ -1,9 +1,7 @@
 // Package pcm is the little audio plumbing the cloud clients need at their
 // edges: PCM16 little-endian to and from bytes (with an odd byte carried
-// across network reads), a WAV header to upload and one to skip, and a small
-// stateful resampler from a provider's rate to the rate the pipeline asked
-// for. It is private to the cloud providers on purpose; internal/audio owns
-// the pipeline's resampling.
+// across network reads) and WAV headers to upload and to skip. Resampling
+// is internal/audio's Resampler, the pipeline's one resampler.
 package pcm
 
 import (

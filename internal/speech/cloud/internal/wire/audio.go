@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"switchboard/internal/audio"
 	"unicode/utf8"
 
 	"switchboard/internal/speech/cloud"
@@ -38,7 +39,7 @@ func (e *Endpoint) StreamPCM(ctx context.Context, resp *http.Response, from, to 
 	}
 	var (
 		dec      pcm.Decoder
-		rs       *pcm.Resampler
+		rs       *audio.Resampler
 		head     []byte // the first bytes, until we know whether they are a WAV header
 		decided  bool
 		total    int
@@ -46,7 +47,7 @@ func (e *Endpoint) StreamPCM(ctx context.Context, resp *http.Response, from, to 
 		samples  []int16
 		resample = func(in []int16, flush bool) []int16 {
 			if rs == nil {
-				rs = pcm.NewResampler(from, to)
+				rs = audio.NewResampler(from, to)
 			}
 			o := rs.Process(nil, in)
 			if flush {
