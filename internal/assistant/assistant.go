@@ -24,6 +24,10 @@ type Assistant struct {
 	Language              string          `json:"language"`
 	Voice                 Voice           `json:"voice"`
 	Transcriber           Transcriber     `json:"transcriber"`
+	// Endpointing says when the caller's turn is over (voice calls).
+	Endpointing Endpointing `json:"endpointing"`
+	// BargeIn says when the caller talking over the assistant interrupts it.
+	BargeIn BargeIn `json:"bargeIn"`
 	Model                 Model           `json:"model"`
 	Flow                  json.RawMessage `json:"flow"`
 	EndCallPhrases        []string        `json:"endCallPhrases"`
@@ -53,6 +57,15 @@ type Tool struct {
 type Voice struct {
 	Provider string `json:"provider"`
 	VoiceID  string `json:"voiceId"`
+	// Fallback takes over when Provider fails (times out, errors, drops
+	// its socket); nil means the call ends voice-failed instead.
+	Fallback *VoiceFallback `json:"fallback"`
+}
+
+// VoiceFallback is a Voice without a fallback of its own.
+type VoiceFallback struct {
+	Provider string `json:"provider"`
+	VoiceID  string `json:"voiceId"`
 }
 
 // Transcriber is the speech-to-text choice.
@@ -60,6 +73,34 @@ type Transcriber struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	Language string `json:"language"`
+	// Fallback takes over when Provider fails; nil means the call ends
+	// transcriber-failed instead.
+	Fallback *TranscriberFallback `json:"fallback"`
+}
+
+// TranscriberFallback is a Transcriber without a fallback of its own.
+type TranscriberFallback struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Language string `json:"language"`
+}
+
+// Endpointing tunes when a caller's utterance is over. Zero fields take the
+// defaults of internal/audio/vad (silence 500 ms, minimum speech 120 ms,
+// maximum wait 2500 ms, fast silence 250 ms after a finished sentence).
+type Endpointing struct {
+	SilenceMs     int `json:"silenceMs"`
+	MinSpeechMs   int `json:"minSpeechMs"`
+	MaxWaitMs     int `json:"maxWaitMs"`
+	FastSilenceMs int `json:"fastSilenceMs"`
+}
+
+// BargeIn tunes interruptions: caller speech over the assistant's audio for
+// MinSpeechMs (default 300) that is not a backchannel ("uh-huh", "okay")
+// stops the assistant. Disabled turns it off: the assistant always finishes.
+type BargeIn struct {
+	Disabled    bool `json:"disabled"`
+	MinSpeechMs int  `json:"minSpeechMs"`
 }
 
 // Model is the reply engine: a language model, or "flow" for the assistant's scripted flow.
