@@ -90,6 +90,10 @@ const (
 	ReasonSilenceTimeout       = "silence-timed-out"
 	ReasonModelFailed          = "assistant-model-failed"
 	ReasonSystemError          = "system-error"
+	// ReasonTranscriberFailed: speech-to-text failed (and its fallback, if any).
+	ReasonTranscriberFailed = "transcriber-failed"
+	// ReasonVoiceFailed: text-to-speech failed (and its fallback, if any).
+	ReasonVoiceFailed = "voice-failed"
 )
 
 // Call is the record of one conversation attempt over one channel.
