@@ -133,6 +133,9 @@ func (f *flowBrain) run(ctx context.Context, st flow.Step, emit func(string)) (R
 
 func (f *flowBrain) Said(string) {}
 
+// Expected is what the flow's current question expects (flow.Runner.Expected).
+func (f *flowBrain) Expected() []string { return f.runner.Expected() }
+
 func (f *flowBrain) Result() call.Result {
 	r := call.Result{Vars: f.runner.Vars()}
 	if f.ended {
@@ -167,6 +170,40 @@ func (m *modelBrain) Said(text string) {
 }
 
 func (m *modelBrain) Result() call.Result { return call.Result{} }
+
+// Heard truncates the assistant's side of the last exchange (the messages
+// after the caller's last turn) to what the caller heard: contents are cut
+// at len(heard) bytes in order, tool calls and their results stay (the
+// model did make them), and a final message left empty is dropped.
+func (m *modelBrain) Heard(heard string) {
+	start := 0
+	for i := len(m.history) - 1; i >= 0; i-- {
+		if m.history[i].Role == llm.RoleUser {
+			start = i + 1
+			break
+		}
+	}
+	budget := len(strings.TrimSpace(heard))
+	for i := start; i < len(m.history); i++ {
+		msg := &m.history[i]
+		if msg.Role != llm.RoleAssistant {
+			continue
+		}
+		c := msg.Content
+		switch {
+		case budget >= len(c):
+			budget -= len(c)
+		default:
+			msg.Content = strings.TrimSpace(strings.ToValidUTF8(c[:budget], ""))
+			budget = 0
+		}
+		budget = max(budget-1, 0) // the space between rounds
+	}
+	if n := len(m.history); n > start && m.history[n-1].Role == llm.RoleAssistant &&
+		m.history[n-1].Content == "" && len(m.history[n-1].ToolCalls) == 0 {
+		m.history = m.history[:n-1]
+	}
+}
 
 func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)) (rep Reply, err error) {
 	// A failed reply leaves the history as it was, so a retry does not

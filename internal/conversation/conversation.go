@@ -43,12 +43,50 @@ type Reply struct {
 
 // Output is the transport's side: where the assistant's words and the
 // call's end go. Methods are called from the conversation's goroutine and
-// must not block for long (transports buffer, bounded).
+// must not block for long (transports buffer, bounded). An Output that also
+// speaks the replies implements Speaker.
 type Output interface {
 	Delta(turnID, text string)
 	TurnDone(turnID, text string, interrupted bool)
 	Transcript(role, text, turnID string, final bool)
 	Ended(outcome call.Outcome, reason string)
+}
+
+// Speaker is implemented by an Output that speaks the assistant's turns
+// (the voice pipeline). The engine then finishes a turn only when it has
+// been heard: it waits for a Played or Interrupt input for it, so the stored
+// turn, the model's history and assistant.turn.done hold what the caller
+// actually heard.
+type Speaker interface {
+	// TextDone says turnID's text is complete. spoken reports that the
+	// turn is being spoken: a Played or Interrupt input for it follows.
+	TextDone(turnID, text string) (spoken bool)
+	// Cut stops speaking turnID now (the caller typed, hung up, or the
+	// reply failed) and returns what the caller heard of it, and the
+	// turn's latency breakdown when there is one. shown is the text sent
+	// so far; a turn that was not spoken was heard as shown.
+	Cut(turnID, shown string) (heard string, breakdown *call.Breakdown)
+}
+
+// Expecter is implemented by an Output that listens (the voice pipeline):
+// after each assistant turn it is told what the caller is expected to say
+// next (a flow's expected answers; nil for anything), so speech
+// recognition can listen for exactly that.
+type Expecter interface {
+	Expect(answers []string)
+}
+
+// Expectant is implemented by brains that know what answers they expect
+// (flows).
+type Expectant interface {
+	Expected() []string
+}
+
+// Truncater is implemented by brains that keep a history: the caller heard
+// only text of the brain's last reply (a barge-in), and the history is
+// truncated to match.
+type Truncater interface {
+	Heard(text string)
 }
 
 // InputKind is what a transport reports.
@@ -60,6 +98,16 @@ const (
 	UserText InputKind = iota + 1
 	// Hangup is the caller ending the call.
 	Hangup
+	// Played: turn TurnID's audio has been played in full.
+	Played
+	// Interrupt: the caller barged in on turn TurnID; its audio is
+	// stopped and Text is what the caller heard of it.
+	Interrupt
+	// Activity: the caller is speaking; the silence timeout starts over.
+	Activity
+	// Fail: the voice path failed for good (its providers and their
+	// fallbacks); the call ends failed with endedReason Reason.
+	Fail
 )
 
 // Input is one event from the transport. Closing the input channel means
@@ -67,6 +115,12 @@ const (
 type Input struct {
 	Kind InputKind
 	Text string
+	// TurnID is the assistant turn a Played or Interrupt input is about.
+	TurnID string
+	// Breakdown is the turn's latency breakdown (Played, Interrupt).
+	Breakdown *call.Breakdown
+	// Reason is a Fail input's endedReason.
+	Reason string
 }
 
 // Ender ends the call record (callctl.Service does, through the state machine).
@@ -100,6 +154,7 @@ const Fallback = "I'm sorry, I'm having trouble right now. Please try again late
 // It returns the reason the call ended.
 func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
 	r := &runner{cfg: cfg, out: out}
+	r.speaker, _ = out.(Speaker)
 	if r.cfg.Now == nil {
 		r.cfg.Now = time.Now
 	}
@@ -115,40 +170,50 @@ func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
 type runner struct {
 	cfg      Config
 	out      Output
+	speaker  Speaker // out, when it speaks; nil for text transports
 	in       <-chan Input
 	pending  *Input // input that interrupted a reply, handled next
 	seq      int
 	lastUser time.Time // end of the caller's last turn, for latency
+	maxDur   *time.Timer
+	// expired is set when the maximum duration passed while the engine
+	// was waiting on a spoken turn (the timer's tick was consumed there).
+	expired bool
 }
 
 func (r *runner) run(ctx context.Context, in <-chan Input) string {
 	r.in = in
 	a := r.cfg.Assistant
-	maxDur := time.NewTimer(time.Duration(a.MaxDurationSeconds) * time.Second)
-	defer maxDur.Stop()
+	r.maxDur = time.NewTimer(time.Duration(a.MaxDurationSeconds) * time.Second)
+	defer r.maxDur.Stop()
 	silenceAfter := time.Duration(a.SilenceTimeoutSeconds) * time.Second
 	silence := time.NewTimer(silenceAfter)
 	defer silence.Stop()
 
 	if first := strings.TrimSpace(a.FirstMessage); first != "" {
-		r.say(ctx, first)
-		r.cfg.Brain.Said(first)
+		if heard := r.say(ctx, first); heard != "" {
+			r.cfg.Brain.Said(heard)
+		}
 	}
 	reply, err := r.reply(ctx, func(ctx context.Context, emit func(string)) (Reply, error) { return r.cfg.Brain.Open(ctx, emit) })
 	if done, reason := r.after(ctx, reply, err); done {
 		return reason
 	}
+	r.expect()
 	resetTimer(silence, silenceAfter)
 	for {
 		var ev Input
 		ok := true
+		if r.expired {
+			return r.end(call.Completed, call.ReasonMaxDuration)
+		}
 		if r.pending != nil { // a caller turn that interrupted the last reply
 			ev, r.pending = *r.pending, nil
 		} else {
 			select {
 			case <-ctx.Done():
 				return r.end(call.Completed, call.ReasonSystemShutdown)
-			case <-maxDur.C:
+			case <-r.maxDur.C:
 				return r.end(call.Completed, call.ReasonMaxDuration)
 			case <-silence.C:
 				return r.end(call.Completed, call.ReasonSilenceTimeout)
@@ -157,6 +222,13 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 		}
 		if !ok || ev.Kind == Hangup {
 			return r.end(call.Completed, call.ReasonCustomerEnded)
+		}
+		switch ev.Kind {
+		case Fail:
+			return r.end(call.Failed, ev.Reason)
+		case Activity:
+			resetTimer(silence, silenceAfter)
+			continue
 		}
 		text := strings.TrimSpace(ev.Text)
 		if ev.Kind != UserText || text == "" {
@@ -171,6 +243,7 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 		if done, reason := r.after(ctx, reply, err); done {
 			return reason
 		}
+		r.expect()
 		resetTimer(silence, silenceAfter)
 	}
 }
@@ -217,27 +290,42 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 			done <- outcome{rep: rep, err: err}
 		}()
 		var res outcome
-		interrupted := false
-		select {
-		case res = <-done:
-		case ev, ok := <-r.in:
-			cancel()
-			res = <-done
-			if !ok {
-				ev = Input{Kind: Hangup}
+		var cutBy *Input // the input that interrupted the reply
+	wait:
+		for {
+			select {
+			case res = <-done:
+				break wait
+			case ev, ok := <-r.in:
+				if !ok {
+					ev = Input{Kind: Hangup}
+				}
+				switch {
+				case ev.Kind == Activity, ev.Kind == Played, ev.Kind == Interrupt && ev.TurnID != turnID:
+					continue // nothing to do with this reply
+				}
+				cancel()
+				res = <-done
+				cutBy = &ev
+				if ev.Kind != Interrupt { // a barge-in is done with once the turn is cut
+					r.pending = &ev
+				}
+				break wait
 			}
-			r.pending, interrupted = &ev, true
 		}
 		cancel()
 		if res.panic != nil {
 			panic(res.panic) // on the conversation's goroutine, where its owner recovers
 		}
 		rep, err := res.rep, res.err
-		if interrupted && err != nil {
-			// Keep what was delivered, marked interrupted. (A reply that
-			// completed anyway stands whole; the input is handled next.)
+		if cutBy != nil && err != nil {
+			// Keep what was delivered (heard, when spoken), marked
+			// interrupted. (A reply that completed anyway stands whole;
+			// the input is handled next.)
+			heard, bd := r.delivered(turnID, b.String(), cutBy)
 			if b.Len() > 0 {
-				r.finishTurn(ctx, turnID, call.RoleAssistant, b.String(), started, r.latency(first), true)
+				r.truncateBrain(heard)
+				r.finishTurn(ctx, turnID, call.RoleAssistant, heard, started, r.latency(first, bd), true, bd)
 			} else {
 				r.seq--
 			}
@@ -252,7 +340,14 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 					first = r.cfg.Now()
 					r.out.Delta(turnID, rep.Text)
 				}
-				r.finishTurn(ctx, turnID, call.RoleAssistant, rep.Text, started, r.latency(first), false)
+				heard, intr, bd := r.spoken(ctx, turnID, rep.Text, cutBy)
+				if intr {
+					r.truncateBrain(heard)
+				}
+				r.finishTurn(ctx, turnID, call.RoleAssistant, heard, started, r.latency(first, bd), intr, bd)
+				if intr {
+					return Reply{}, errInterrupted
+				}
 			} else {
 				r.seq-- // nothing said: the turn id is free again
 			}
@@ -261,7 +356,8 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 		lastErr = err
 		if b.Len() > 0 {
 			// Part of a reply was shown: keep it as an interrupted turn.
-			r.finishTurn(ctx, turnID, call.RoleAssistant, b.String(), started, 0, true)
+			heard, bd := r.delivered(turnID, b.String(), nil)
+			r.finishTurn(ctx, turnID, call.RoleAssistant, heard, started, 0, true, bd)
 		} else {
 			r.seq--
 		}
@@ -277,12 +373,90 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 	return Reply{}, lastErr
 }
 
-// latency is from the end of the caller's last turn to the first output.
-func (r *runner) latency(first time.Time) time.Duration {
+// latency is from the end of the caller's last turn to the first output:
+// the first audio, when the turn was spoken.
+func (r *runner) latency(first time.Time, bd *call.Breakdown) time.Duration {
+	if bd != nil {
+		return bd.Total
+	}
 	if r.lastUser.IsZero() || first.IsZero() {
 		return 0
 	}
 	return first.Sub(r.lastUser)
+}
+
+// delivered is what the caller got of a turn cut short: what they heard of
+// it when it is spoken (the barge-in says, or the speaker is asked), what
+// was shown otherwise.
+func (r *runner) delivered(turnID, shown string, cutBy *Input) (string, *call.Breakdown) {
+	switch {
+	case cutBy != nil && cutBy.Kind == Interrupt && cutBy.TurnID == turnID:
+		return cutBy.Text, cutBy.Breakdown
+	case r.speaker != nil:
+		return r.speaker.Cut(turnID, shown)
+	}
+	return shown, nil
+}
+
+// spoken hands a complete turn to a speaking transport and waits until it
+// has been heard in full (Played) or cut (Interrupt, or the caller typing,
+// hanging up, the call failing or running out of time). It returns what was
+// heard. Text transports return at once with the whole text.
+func (r *runner) spoken(ctx context.Context, turnID, text string, cutBy *Input) (heard string, interrupted bool, bd *call.Breakdown) {
+	if r.speaker == nil || !r.speaker.TextDone(turnID, text) {
+		return text, false, nil
+	}
+	cut := func(ev *Input) (string, bool, *call.Breakdown) {
+		heard, bd := r.speaker.Cut(turnID, text)
+		if ev != nil {
+			r.pending = ev
+		}
+		return heard, heard != text, bd
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return cut(nil)
+		case <-r.maxDur.C:
+			r.expired = true
+			return cut(nil)
+		case ev, ok := <-r.in:
+			if !ok {
+				ev = Input{Kind: Hangup}
+			}
+			switch ev.Kind {
+			case Activity:
+			case Played:
+				if ev.TurnID == turnID {
+					return text, false, ev.Breakdown
+				}
+			case Interrupt:
+				if ev.TurnID == turnID {
+					return ev.Text, true, ev.Breakdown
+				}
+			default: // the caller typed or hung up, or the voice path failed
+				return cut(&ev)
+			}
+		}
+	}
+}
+
+// expect tells a listening transport what the brain expects next.
+func (r *runner) expect() {
+	if e, ok := r.out.(Expecter); ok {
+		var answers []string
+		if b, ok := r.cfg.Brain.(Expectant); ok {
+			answers = b.Expected()
+		}
+		e.Expect(answers)
+	}
+}
+
+// truncateBrain tells a brain with a history what the caller heard.
+func (r *runner) truncateBrain(heard string) {
+	if t, ok := r.cfg.Brain.(Truncater); ok {
+		t.Heard(heard)
+	}
 }
 
 // after acts on a reply: ends the call when asked to, or on failure.
@@ -296,6 +470,9 @@ func (r *runner) after(ctx context.Context, rep Reply, err error) (bool, string)
 		}
 		r.cfg.Log.Error("assistant reply failed; ending the call", "call_id", r.cfg.Call.ID, "err", err)
 		r.say(ctx, Fallback)
+		if r.pending != nil && r.pending.Kind == Fail {
+			return true, r.end(call.Failed, r.pending.Reason)
+		}
 		return true, r.end(call.Failed, call.ReasonModelFailed)
 	}
 	if rep.End || r.endPhrase(rep.Text) {
@@ -315,12 +492,16 @@ func (r *runner) endPhrase(text string) bool {
 	return false
 }
 
-// say sends a whole assistant turn that no brain wrote (firstMessage, fallback).
-func (r *runner) say(ctx context.Context, text string) {
+// say sends a whole assistant turn that no brain wrote (firstMessage,
+// fallback). When it is cut short while spoken, the brain hears of it and
+// the input that cut it is handled next.
+func (r *runner) say(ctx context.Context, text string) (heard string) {
 	turnID := r.nextTurnID()
 	now := r.cfg.Now()
 	r.out.Delta(turnID, text)
-	r.finishTurn(ctx, turnID, call.RoleAssistant, text, now, 0, false)
+	heard, intr, bd := r.spoken(ctx, turnID, text, nil)
+	r.finishTurn(ctx, turnID, call.RoleAssistant, heard, now, r.latency(time.Time{}, bd), intr, bd)
+	return heard
 }
 
 func (r *runner) nextTurnID() string {
@@ -331,22 +512,22 @@ func (r *runner) nextTurnID() string {
 // turn records a caller turn.
 func (r *runner) turn(ctx context.Context, role, text string, started time.Time, latency time.Duration, interrupted bool) {
 	turnID := r.nextTurnID()
-	r.persist(ctx, turnID, role, text, started, latency, interrupted)
+	r.persist(ctx, turnID, role, text, started, latency, interrupted, nil)
 	r.out.Transcript(role, text, turnID, true)
 }
 
 // finishTurn closes an assistant turn: persisted, then announced.
-func (r *runner) finishTurn(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool) {
-	r.persist(ctx, turnID, role, text, started, latency, interrupted)
+func (r *runner) finishTurn(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool, bd *call.Breakdown) {
+	r.persist(ctx, turnID, role, text, started, latency, interrupted, bd)
 	r.out.TurnDone(turnID, text, interrupted)
 	r.out.Transcript(role, text, turnID, true)
 }
 
-func (r *runner) persist(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool) {
+func (r *runner) persist(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool, bd *call.Breakdown) {
 	var seq int
 	fmt.Sscanf(turnID, "turn_%d", &seq)
 	t := call.Turn{ID: id.New("turn"), OrgID: r.cfg.Call.OrgID, CallID: r.cfg.Call.ID, Seq: seq, Role: role, Text: text,
-		StartedAt: started, EndedAt: r.cfg.Now(), Interrupted: interrupted, Latency: latency}
+		StartedAt: started, EndedAt: r.cfg.Now(), Interrupted: interrupted, Latency: latency, Breakdown: bd}
 	if err := r.cfg.Turns.AppendTurn(context.WithoutCancel(ctx), t); err != nil {
 		r.cfg.Log.Error("persisting a turn failed", "call_id", r.cfg.Call.ID, "seq", seq, "err", err)
 	}

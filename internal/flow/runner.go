@@ -288,3 +288,27 @@ func deepCopy(v any) any {
 	}
 	return v
 }
+
+// Expected is what the caller is expected to say next, for speech
+// recognition to listen for (a grammar): at an ask whose branches are all
+// keyword or yes/no matchers, their keywords and the yes/no words. Any
+// other matcher (a date, a number, a pattern, anything) means an open
+// answer, and so do a no-match retry and every state but asking: nil.
+func (r *Runner) Expected() []string {
+	n, ok := r.nodes[r.node]
+	if r.state != stateAsk || !ok || len(n.Branches) == 0 {
+		return nil
+	}
+	var out []string
+	for _, b := range n.Branches {
+		switch b.Match.Kind {
+		case kindKeywords:
+			out = append(out, b.Match.Any...)
+		case kindYesNo:
+			out = append(out, "yes", "no")
+		default:
+			return nil
+		}
+	}
+	return out
+}

@@ -1,0 +1,319 @@
+package voice
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"time"
+
+	"switchboard/internal/audio"
+	"switchboard/internal/call"
+	"switchboard/internal/conversation"
+)
+
+// turn is one assistant turn as the pipeline speaks it. Fields are guarded
+// by Pipeline.mu.
+type turn struct {
+	id     string
+	idx    uint32 // tags its frames in the pacer
+	ctx    context.Context
+	cancel context.CancelFunc // stops its synthesis (cut)
+
+	pending   strings.Builder // text not yet a whole sentence
+	sentences []sentence
+	queued    int // frames handed to the pacer
+	sent      int // frames the transport took
+	textDone  bool
+	started   bool // its first frame went out
+	ended     bool // its last frame went out: played in full
+	cut       bool
+
+	measure    *measurement // the caller's utterance it answers, if any
+	firstDelta time.Time
+	synthStart time.Time
+	firstAudio time.Time
+	bd         *call.Breakdown
+
+	markMs int64 // the client's latest playback.mark
+	markAt time.Time
+}
+
+// sentence is one synthesized piece of a turn and where its audio starts,
+// in frames from the turn's first.
+type sentence struct {
+	text string
+	from int
+}
+
+// measurement times one caller utterance through the pipeline.
+type measurement struct {
+	lastVoiced time.Time // arrival of its last voiced frame
+	endpointed time.Time // the endpointer's decision
+	final      time.Time // its final transcript
+	handed     time.Time // handed to the engine
+}
+
+// breakdownLocked splits t's response time; t's first frame has just gone out at now.
+func breakdownLocked(t *turn, now time.Time) *call.Breakdown {
+	m := t.measure
+	if m == nil || t.firstDelta.IsZero() || t.firstAudio.IsZero() {
+		return nil
+	}
+	b := call.Breakdown{
+		Endpointing: m.endpointed.Sub(m.lastVoiced),
+		Transcriber: m.final.Sub(m.endpointed),
+		Model:       t.firstDelta.Sub(m.handed),
+		Voice:       t.firstAudio.Sub(t.synthStart),
+		Total:       now.Sub(m.lastVoiced),
+	}
+	b.Platform = max(b.Total-b.Endpointing-b.Transcriber-b.Model-b.Voice, 0)
+	return &b
+}
+
+// Frame tags: each frame queued in the pacer carries its turn, so the
+// pacer's goroutine knows what it is sending even across a Clear.
+const (
+	tagFirst byte = 1 << iota // the turn's first frame
+	tagEnd                    // the turn's end: no audio
+	tagLen   = 5              // flags, then the turn's idx (big endian)
+)
+
+func tagged(flags byte, idx uint32, payload []byte) []byte {
+	b := make([]byte, tagLen+len(payload))
+	b[0] = flags
+	binary.BigEndian.PutUint32(b[1:tagLen], idx)
+	copy(b[tagLen:], payload)
+	return b
+}
+
+// turnLocked returns turnID's state, starting it (and giving it the
+// caller's last utterance to answer) when it is new.
+func (p *Pipeline) turnLocked(turnID string) *turn {
+	if t, ok := p.turns[turnID]; ok {
+		return t
+	}
+	p.nextIdx++
+	t := &turn{id: turnID, idx: p.nextIdx, measure: p.measure}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	p.measure = nil
+	p.turns[turnID] = t
+	p.byIdx[t.idx] = t
+	return t
+}
+
+// forgetLocked drops a finished turn's state.
+func (p *Pipeline) forgetLocked(t *turn) {
+	t.cancel()
+	delete(p.turns, t.id)
+	delete(p.byIdx, t.idx)
+	if p.playing == t {
+		p.playing = nil
+	}
+}
+
+// heardLocked is what the caller heard of t: whole sentences whose audio
+// went out, and of the sentence under way the share of its words that its
+// played audio covers. Played audio is what the transport took, or less
+// when the client's playback.mark says it has played less (plus the time
+// since that mark).
+func (p *Pipeline) heardLocked(t *turn) (heard string, playedMs int64) {
+	playedMs = int64(t.sent) * audio.FrameDuration.Milliseconds()
+	if !t.markAt.IsZero() {
+		playedMs = min(playedMs, t.markMs+p.cfg.Now().Sub(t.markAt).Milliseconds())
+	}
+	frames := float64(playedMs) / float64(audio.FrameDuration.Milliseconds())
+	var words []string
+	for i, s := range t.sentences {
+		to := t.queued
+		if i+1 < len(t.sentences) {
+			to = t.sentences[i+1].from
+		}
+		w := strings.Fields(s.text)
+		if float64(to) <= frames {
+			words = append(words, w...)
+			continue
+		}
+		if span := to - s.from; span > 0 && frames > float64(s.from) {
+			words = append(words, w[:int(float64(len(w))*(frames-float64(s.from))/float64(span))]...)
+		}
+		break
+	}
+	return strings.Join(words, " "), playedMs
+}
+
+// Mark records a client's playback.mark: it has played playedMs of turnID.
+func (p *Pipeline) Mark(turnID string, playedMs int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.turns[turnID]; ok && playedMs >= t.markMs {
+		t.markMs, t.markAt = playedMs, p.cfg.Now()
+	}
+}
+
+// Speaking reports whether assistant audio is queued or sounding.
+func (p *Pipeline) Speaking() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.playing != nil && p.playing.started
+}
+
+// --- conversation.Output, Speaker and Expecter: the engine's side ---
+
+// Delta forwards the text and feeds whole sentences to speech synthesis.
+func (p *Pipeline) Delta(turnID, text string) {
+	p.out.Delta(turnID, text)
+	p.mu.Lock()
+	t := p.turnLocked(turnID)
+	if t.firstDelta.IsZero() {
+		t.firstDelta = p.cfg.Now()
+	}
+	t.pending.WriteString(text)
+	var ready []string
+	if !p.failed {
+		var rest string
+		ready, rest = cutSentences(t.pending.String())
+		t.pending.Reset()
+		t.pending.WriteString(rest)
+	}
+	p.mu.Unlock()
+	for _, s := range ready {
+		p.enqueue(speakItem{t: t, text: s})
+	}
+}
+
+// TextDone speaks what is left of the turn and marks its end; the engine
+// then waits for Played or Interrupt.
+func (p *Pipeline) TextDone(turnID, text string) bool {
+	p.mu.Lock()
+	if p.failed || !p.running.Load() {
+		p.mu.Unlock()
+		return false
+	}
+	t := p.turnLocked(turnID)
+	rest := strings.TrimSpace(t.pending.String())
+	t.pending.Reset()
+	t.textDone = true
+	p.mu.Unlock()
+	if rest != "" {
+		p.enqueue(speakItem{t: t, text: rest})
+	}
+	return p.enqueue(speakItem{t: t, end: true})
+}
+
+// Cut stops turnID's audio now and reports what was heard of it.
+func (p *Pipeline) Cut(turnID, shown string) (string, *call.Breakdown) {
+	p.mu.Lock()
+	t, ok := p.turns[turnID]
+	if !ok {
+		p.mu.Unlock()
+		return shown, nil
+	}
+	heard, playedMs, clear := p.cutLocked(t)
+	bd := t.bd
+	p.mu.Unlock()
+	if clear {
+		p.out.AudioClear(turnID, playedMs)
+	}
+	return heard, bd
+}
+
+// cutLocked stops t: its synthesis, and its audio in the pacer. clear
+// reports that some of it had gone out, so the client must drop what it
+// still buffers (assistant.audio.clear).
+func (p *Pipeline) cutLocked(t *turn) (heard string, playedMs int64, clear bool) {
+	heard, playedMs = p.heardLocked(t)
+	if t.ended {
+		return heard, playedMs, false
+	}
+	clear = t.started && !t.cut
+	t.cut = true
+	t.cancel()
+	if p.playing == t {
+		p.pacer.Clear()
+		p.playing = nil
+	}
+	return heard, playedMs, clear
+}
+
+// TurnDone forwards the finished turn and forgets its audio state.
+func (p *Pipeline) TurnDone(turnID, text string, interrupted bool) {
+	p.mu.Lock()
+	if t, ok := p.turns[turnID]; ok {
+		p.forgetLocked(t)
+	}
+	p.mu.Unlock()
+	p.out.TurnDone(turnID, text, interrupted)
+}
+
+// Transcript forwards a transcript line.
+func (p *Pipeline) Transcript(role, text, turnID string, final bool) {
+	p.out.Transcript(role, text, turnID, final)
+}
+
+// Ended forwards the call's end.
+func (p *Pipeline) Ended(outcome call.Outcome, reason string) { p.out.Ended(outcome, reason) }
+
+// Expect sets the hints for the caller's next utterance.
+func (p *Pipeline) Expect(answers []string) {
+	p.mu.Lock()
+	p.hints, p.hintsDirty = answers, true
+	p.mu.Unlock()
+}
+
+var (
+	_ conversation.Output   = (*Pipeline)(nil)
+	_ conversation.Speaker  = (*Pipeline)(nil)
+	_ conversation.Expecter = (*Pipeline)(nil)
+)
+
+// --- the pacer's side ---
+
+// send is the pacer's send: it strips the tag, announces a turn's first
+// frame and its end, and hands the audio to the transport. Frames of a cut
+// turn (one may be in flight across a Clear) are dropped.
+func (p *Pipeline) send(b []byte) error {
+	flags, idx, payload := b[0], binary.BigEndian.Uint32(b[1:tagLen]), b[tagLen:]
+	now := p.cfg.Now()
+	p.mu.Lock()
+	t := p.byIdx[idx]
+	if t == nil || t.cut || t.ended {
+		p.mu.Unlock()
+		return nil
+	}
+	first := flags&tagFirst != 0
+	end := flags&tagEnd != 0
+	if first {
+		t.started = true
+		t.bd = breakdownLocked(t, now)
+	}
+	if end {
+		t.ended = true
+		if p.playing == t {
+			p.playing = nil
+		}
+	} else {
+		t.sent++
+	}
+	p.mu.Unlock()
+	if first {
+		p.out.AudioStart(t.id)
+	}
+	if len(payload) > 0 {
+		if err := p.out.Audio(payload); err != nil {
+			return err
+		}
+	}
+	if end {
+		p.out.AudioDone(t.id)
+		p.note(note{t: t, played: true})
+	}
+	return nil
+}
+
+// note hands a turn event to listen.
+func (p *Pipeline) note(n note) {
+	select {
+	case p.notes <- n:
+	case <-p.quit:
+	}
+}
