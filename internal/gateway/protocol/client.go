@@ -31,10 +31,13 @@ type ClientEvent interface{ Type() string }
 type SessionUpdate struct {
 	// TextOnly asks for a session without audio (true) or with it (false).
 	// Sessions start text-only; audio is opt-in, so text clients never see
-	// a binary frame they did not ask for.
+	// a binary frame they did not ask for. Once audio is on it stays on:
+	// true is then answered with AudioStaysOn.
 	TextOnly *bool `json:"textOnly,omitempty"`
 	// Audio is the format of binary audio frames in both directions, used
-	// once the session is not text-only. Reserved: see docs.
+	// once the session is not text-only. It may change until the first
+	// binary frame of the session (either direction); after that a different
+	// format is answered with AudioLocked and the old one stays.
 	Audio *Audio `json:"audio,omitempty"`
 	// Metadata is free-form client context, a JSON object kept compact and
 	// never interpreted by the protocol. It replaces earlier metadata.
@@ -44,35 +47,8 @@ type SessionUpdate struct {
 // Type returns "session.update".
 func (SessionUpdate) Type() string { return TypeSessionUpdate }
 
-// Encoding names an audio sample encoding.
-type Encoding string
-
-// Audio encodings.
-const (
-	// PCM16 is signed 16-bit little-endian linear PCM, mono.
-	PCM16 Encoding = "pcm16"
-	// Mulaw is G.711 μ-law, mono, at 8 kHz: what phone networks carry.
-	Mulaw Encoding = "mulaw"
-)
-
-// sampleRates lists the sample rates (Hz) each encoding allows, and
-// defaultRate the one used when session.update's audio gives none.
-var (
-	sampleRates = map[Encoding][]int{PCM16: {8000, 16000, 24000, 48000}, Mulaw: {8000}}
-	defaultRate = map[Encoding]int{PCM16: 16000, Mulaw: 8000}
-)
-
-// DefaultAudio is the audio format of a session that never chose one.
-var DefaultAudio = Audio{Encoding: PCM16, SampleRate: 16000}
-
-// Audio is the format of binary audio frames.
-type Audio struct {
-	Encoding   Encoding `json:"encoding"`
-	SampleRate int      `json:"sampleRate"`
-}
-
-// UserText is something the user typed (or, later, a text message sent
-// during an audio session). The assistant answers it as one user turn.
+// UserText is something the user typed, in a text session or an audio
+// one. The assistant answers it as one user turn.
 type UserText struct {
 	// Text is not blank and at most MaxUserText bytes.
 	Text string `json:"text"`
@@ -100,7 +76,9 @@ func (Ping) Type() string { return TypePing }
 
 // PlaybackMark tells how much of an assistant turn's audio the client has
 // played, so that on interruption the transcript keeps only what the user
-// heard. Reserved for audio sessions: the server accepts it and may ignore it.
+// heard. Clients of audio sessions send it about every 200 ms while a turn
+// plays and once when it ends; PlayedMs is cumulative for the turn. Marks in
+// text sessions, and for turns whose audio is over, are ignored.
 type PlaybackMark struct {
 	TurnID   string `json:"turnId"`
 	PlayedMs int64  `json:"playedMs"`

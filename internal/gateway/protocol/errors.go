@@ -17,14 +17,16 @@ const (
 	// CodeInvalidField: a field of a known event is missing, of the wrong
 	// JSON type or out of range; Field names it.
 	CodeInvalidField = "invalid_field"
-	// CodeFrameTooLarge: a text frame over MaxFrame. Fatal.
+	// CodeFrameTooLarge: a text or binary frame over MaxFrame. Fatal.
 	CodeFrameTooLarge = "frame_too_large"
 	// CodeUnexpectedBinary: a binary frame in a text-only session. Fatal.
 	CodeUnexpectedBinary = "unexpected_binary"
 	// CodeTooManyErrors: the bad-frame limit was passed. Fatal.
 	CodeTooManyErrors = "too_many_errors"
-	// CodeUnsupported: a valid request this server cannot honour yet (for
-	// example textOnly false before audio ships). The session goes on as it was.
+	// CodeUnsupported: a valid request this server or session cannot honour
+	// (textOnly false on a server without speech engines, a new audio format
+	// after audio has flowed, textOnly true once audio is on). The session
+	// goes on as it was. See AudioUnavailable, AudioStaysOn, AudioLocked.
 	CodeUnsupported = "unsupported"
 	// CodeInternal: the server failed the call. Fatal; call.ended follows.
 	CodeInternal = "internal"

@@ -23,6 +23,15 @@ var fuzzSeeds = []string{
 	`{"type":null}`, `{}`, `[]`, `null`, ``, `{"type":"ping"} {}`, "\xff", `{"a":` + strings.Repeat("[", 100),
 	`{"type":"session.started","seq":1,"at":"2026-11-21T09:30:00.125Z","callId":"c","assistantId":"a","protocol":"v1"}`,
 	`{"type":"pong","seq":1,"at":"0001-01-01T00:00:00+01:00"}`,
+	`{"type":"transcript","seq":8,"at":"2026-11-19T17:20:05.390Z","role":"user","text":"I'd like to","final":false}`,
+	`{"type":"transcript","seq":8,"at":"2026-11-19T17:20:05.390Z","role":"user","text":"","turnId":null,"final":false}`,
+	`{"type":"transcript","seq":8,"at":"2026-11-19T17:20:05.390Z","role":"user","text":"x","final":true}`,
+	`{"type":"speech.started","seq":7,"at":"2026-11-19T17:20:04.870Z"}`,
+	`{"type":"speech.stopped","seq":10,"at":"2026-11-19T17:20:07.150Z","extra":[]}`,
+	`{"type":"assistant.audio.start","seq":3,"at":"2026-11-19T17:20:00.310Z","turnId":"turn_1"}`,
+	`{"type":"assistant.audio.done","seq":4,"at":"2026-11-19T17:20:03.430Z","turnId":"turn_1"}`,
+	`{"type":"assistant.audio.clear","seq":17,"at":"2026-11-19T17:20:09.571Z","turnId":"turn_3","playedMs":1860}`,
+	`{"type":"assistant.audio.clear","seq":17,"at":"2026-11-19T17:20:09.571Z","turnId":"turn_3","playedMs":-20}`,
 }
 
 // FuzzDecode feeds arbitrary frames to Decode. It must never panic; a

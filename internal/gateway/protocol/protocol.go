@@ -4,6 +4,10 @@
 // the limits and close codes the gateway enforces. It does no I/O, so the
 // gateway, end-to-end tests and Go clients share one definition of the wire.
 //
+// Audio sessions add binary frames of raw audio in both directions; this
+// package fixes their rules (CheckBinary, Audio) and the events around them,
+// and converts a session's format for internal/audio (Audio.Format).
+//
 // The contract is docs/gateway-protocol.md (prose, examples) and
 // docs/asyncapi.yaml (AsyncAPI 3.0 with JSON Schemas); this package is its
 // reference implementation, and its tests check the examples in both.
@@ -16,9 +20,11 @@ import "time"
 // against it keep working.
 const Version = "v1"
 
-// MaxFrame is the largest text frame, in bytes, a client may send. Nothing in
-// v1 needs more (user.text is capped at MaxUserText), so a bigger frame is
-// abuse and closes the socket with CloseProtocolAbuse.
+// MaxFrame is the largest frame, text or binary, in bytes, a client may
+// send. Nothing in v1 needs more (user.text is capped at MaxUserText; a
+// real-time client sends 20–100 ms of audio per frame, 1,920 bytes per 20 ms
+// at most), so a bigger frame is abuse and closes the socket with
+// CloseProtocolAbuse.
 const MaxFrame = 64 << 10
 
 // Limits on client fields, in bytes of UTF-8.
@@ -48,7 +54,7 @@ const (
 	// call.ended when the server fails the call.
 	CloseInternalError = 1011
 	// CloseProtocolAbuse closes a client that broke the abuse rule: a text
-	// frame over MaxFrame, more than BadFrameLimit bad frames within
+	// or binary frame over MaxFrame, more than BadFrameLimit bad frames within
 	// BadFrameWindow, or a binary frame in a text-only session. A fatal
 	// `error` event precedes it when the server can still write.
 	CloseProtocolAbuse = 4400

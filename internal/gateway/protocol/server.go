@@ -12,6 +12,11 @@ const (
 	TypeTextDelta      = "assistant.text.delta"
 	TypeTurnDone       = "assistant.turn.done"
 	TypeTranscript     = "transcript"
+	TypeSpeechStarted  = "speech.started"
+	TypeSpeechStopped  = "speech.stopped"
+	TypeAudioStart     = "assistant.audio.start"
+	TypeAudioDone      = "assistant.audio.done"
+	TypeAudioClear     = "assistant.audio.clear"
 	TypeCallEnded      = "call.ended"
 	TypeError          = "error"
 	TypePong           = "pong"
@@ -19,16 +24,21 @@ const (
 
 // ServerTypes lists the server event types of this version, in the order
 // the documentation gives them.
-var ServerTypes = []string{TypeSessionStarted, TypeTextDelta, TypeTurnDone, TypeTranscript, TypeCallEnded, TypeError, TypePong}
+var ServerTypes = []string{
+	TypeSessionStarted, TypeTextDelta, TypeTurnDone, TypeTranscript,
+	TypeSpeechStarted, TypeSpeechStopped, TypeAudioStart, TypeAudioDone, TypeAudioClear,
+	TypeCallEnded, TypeError, TypePong,
+}
 
 // TimeLayout is how every server event's `at` is written: RFC 3339 in UTC
 // with exactly three fractional digits, as everywhere in the REST API.
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 // ServerEvent is one event the server sends: SessionStarted, TextDelta,
-// TurnDone, Transcript, CallEnded, ErrorEvent or Pong (values, not
-// pointers). Each has Seq and At, which the gateway's writer sets (Stamp)
-// just before Encode, so they follow the order frames leave the socket.
+// TurnDone, Transcript, SpeechStarted, SpeechStopped, AudioStart, AudioDone,
+// AudioClear, CallEnded, ErrorEvent or Pong (values, not pointers). Each has
+// Seq and At, which the gateway's writer sets (Stamp) just before Encode, so
+// they follow the order frames leave the socket.
 type ServerEvent interface{ Type() string }
 
 // SessionStarted is the first frame of every session: the call is now in
@@ -58,7 +68,9 @@ func (TextDelta) Type() string { return TypeTextDelta }
 
 // TurnDone ends an assistant turn: no more deltas for TurnID. Text is the
 // whole turn as sent (the concatenated deltas); Interrupted says the user cut
-// in (user.text or hangup) before the assistant finished.
+// in (user.text, speech, hangup) before the assistant finished. In an audio
+// session it comes after the turn's AudioDone or AudioClear: the turn is
+// over when its audio is.
 type TurnDone struct {
 	Seq         int64
 	At          time.Time
@@ -81,13 +93,17 @@ const (
 
 // Transcript is one line of the call's transcript as it is recorded. Final
 // lines are what the call's stored transcript holds; in text sessions every
-// line is final. Later (audio), non-final lines for the same TurnID may
-// precede a final one and are replaced by it.
+// line is final. In audio sessions, speech recognition sends non-final user
+// lines (partials) for the utterance in progress, each replacing the one
+// before, until the final line replaces them all.
 type Transcript struct {
-	Seq    int64
-	At     time.Time
-	Role   Role
-	Text   string
+	Seq  int64
+	At   time.Time
+	Role Role
+	Text string
+	// TurnID is required on final lines. A partial may leave it empty (and
+	// then it is omitted on the wire): the utterance in progress has no turn
+	// yet; its final line carries the turn id.
 	TurnID string
 	Final  bool
 }
@@ -151,6 +167,21 @@ func Stamp(ev ServerEvent, seq int64, at time.Time) ServerEvent {
 	case Transcript:
 		e.Seq, e.At = seq, at
 		return e
+	case SpeechStarted:
+		e.Seq, e.At = seq, at
+		return e
+	case SpeechStopped:
+		e.Seq, e.At = seq, at
+		return e
+	case AudioStart:
+		e.Seq, e.At = seq, at
+		return e
+	case AudioDone:
+		e.Seq, e.At = seq, at
+		return e
+	case AudioClear:
+		e.Seq, e.At = seq, at
+		return e
 	case CallEnded:
 		e.Seq, e.At = seq, at
 		return e
@@ -166,7 +197,8 @@ func Stamp(ev ServerEvent, seq int64, at time.Time) ServerEvent {
 
 // Encode renders a server event as a text frame, adding its type. It checks
 // what the protocol promises clients: Seq ≥ 1, At set, the required strings
-// non-empty, valid UTF-8 and a known transcript role. A failure is a bug in
+// non-empty (a transcript's turnId only when final), valid UTF-8, a known
+// transcript role and no negative durations. A failure is a bug in
 // the caller; the error wraps an *Error naming the field.
 func Encode(ev ServerEvent) ([]byte, error) {
 	body, perr := serverWire(ev)
@@ -185,6 +217,12 @@ type head struct {
 	Type string `json:"type"`
 	Seq  int64  `json:"seq"`
 	At   string `json:"at"`
+}
+
+// turnBody is an event that names only a turn.
+type turnBody struct {
+	head
+	TurnID string `json:"turnId"`
 }
 
 // checker validates a server event's fields, keeping the first problem.
@@ -219,6 +257,14 @@ func (c *checker) text(field, v string, required bool) string {
 		c.fail(field, "must be valid UTF-8")
 	case required && v == "":
 		c.fail(field, "must not be empty")
+	}
+	return v
+}
+
+// ms checks a duration in milliseconds: 0 or more.
+func (c *checker) ms(field string, v int64) int64 {
+	if v < 0 {
+		c.fail(field, "must be 0 or more, got %d", v)
 	}
 	return v
 }
@@ -260,9 +306,28 @@ func serverWire(ev ServerEvent) (any, *Error) {
 			head
 			Role   Role   `json:"role"`
 			Text   string `json:"text"`
-			TurnID string `json:"turnId"`
+			TurnID string `json:"turnId,omitempty"`
 			Final  bool   `json:"final"`
-		}{c.head, e.Role, c.text("text", e.Text, false), c.text("turnId", e.TurnID, true), e.Final}
+		}{c.head, e.Role, c.text("text", e.Text, false), c.text("turnId", e.TurnID, e.Final), e.Final}
+	case SpeechStarted:
+		c.start(TypeSpeechStarted, e.Seq, e.At)
+		body = c.head
+	case SpeechStopped:
+		c.start(TypeSpeechStopped, e.Seq, e.At)
+		body = c.head
+	case AudioStart:
+		c.start(TypeAudioStart, e.Seq, e.At)
+		body = turnBody{c.head, c.text("turnId", e.TurnID, true)}
+	case AudioDone:
+		c.start(TypeAudioDone, e.Seq, e.At)
+		body = turnBody{c.head, c.text("turnId", e.TurnID, true)}
+	case AudioClear:
+		c.start(TypeAudioClear, e.Seq, e.At)
+		body = struct {
+			head
+			TurnID   string `json:"turnId"`
+			PlayedMs int64  `json:"playedMs"`
+		}{c.head, c.text("turnId", e.TurnID, true), c.ms("playedMs", e.PlayedMs)}
 	case CallEnded:
 		c.start(TypeCallEnded, e.Seq, e.At)
 		body = struct {
@@ -332,7 +397,22 @@ func DecodeServer(frame []byte) (ServerEvent, error) {
 	case TypeTurnDone:
 		ev = TurnDone{Seq: seq, At: at, TurnID: str("turnId"), Text: str("text"), Interrupted: boolean("interrupted")}
 	case TypeTranscript:
-		ev = Transcript{Seq: seq, At: at, Role: Role(str("role")), Text: str("text"), TurnID: str("turnId"), Final: boolean("final")}
+		e := Transcript{Seq: seq, At: at, Role: Role(str("role")), Text: str("text")}
+		e.Final = boolean("final")
+		e.TurnID, _ = o.string("turnId", e.Final) // a partial may have none
+		ev = e
+	case TypeSpeechStarted:
+		ev = SpeechStarted{Seq: seq, At: at}
+	case TypeSpeechStopped:
+		ev = SpeechStopped{Seq: seq, At: at}
+	case TypeAudioStart:
+		ev = AudioStart{Seq: seq, At: at, TurnID: str("turnId")}
+	case TypeAudioDone:
+		ev = AudioDone{Seq: seq, At: at, TurnID: str("turnId")}
+	case TypeAudioClear:
+		e := AudioClear{Seq: seq, At: at, TurnID: str("turnId")}
+		e.PlayedMs, _ = o.int("playedMs", true)
+		ev = e
 	case TypeCallEnded:
 		ev = CallEnded{Seq: seq, At: at, Outcome: str("outcome"), EndedReason: str("endedReason")}
 	case TypeError:

@@ -28,6 +28,18 @@ func TestEncode(t *testing.T) {
 			`{"type":"assistant.turn.done",` + h + `,"turnId":"turn_1","text":"","interrupted":true}`},
 		{Transcript{Seq: 7, At: at0, Role: RoleUser, Text: "hi", TurnID: "turn_2", Final: true},
 			`{"type":"transcript",` + h + `,"role":"user","text":"hi","turnId":"turn_2","final":true}`},
+		// A partial has no turn yet: turnId is omitted.
+		{Transcript{Seq: 7, At: at0, Role: RoleUser, Text: "I'd like"},
+			`{"type":"transcript",` + h + `,"role":"user","text":"I'd like","final":false}`},
+		{Transcript{Seq: 7, At: at0, Role: RoleUser, Text: "I'd like", TurnID: "turn_2"},
+			`{"type":"transcript",` + h + `,"role":"user","text":"I'd like","turnId":"turn_2","final":false}`},
+		{SpeechStarted{Seq: 7, At: at0}, `{"type":"speech.started",` + h + `}`},
+		{SpeechStopped{Seq: 7, At: at0}, `{"type":"speech.stopped",` + h + `}`},
+		{AudioStart{Seq: 7, At: at0, TurnID: "turn_3"}, `{"type":"assistant.audio.start",` + h + `,"turnId":"turn_3"}`},
+		{AudioDone{Seq: 7, At: at0, TurnID: "turn_3"}, `{"type":"assistant.audio.done",` + h + `,"turnId":"turn_3"}`},
+		{AudioClear{Seq: 7, At: at0, TurnID: "turn_3", PlayedMs: 1840},
+			`{"type":"assistant.audio.clear",` + h + `,"turnId":"turn_3","playedMs":1840}`},
+		{AudioClear{Seq: 7, At: at0, TurnID: "turn_3"}, `{"type":"assistant.audio.clear",` + h + `,"turnId":"turn_3","playedMs":0}`},
 		{CallEnded{Seq: 7, At: at0, Outcome: "completed", EndedReason: "customer-ended-call"},
 			`{"type":"call.ended",` + h + `,"outcome":"completed","endedReason":"customer-ended-call"}`},
 		{ErrorEvent{Seq: 7, At: at0, Code: CodeInvalidField, Message: "m", Field: "text"},
@@ -59,6 +71,14 @@ func TestServerRoundTrip(t *testing.T) {
 		TurnDone{Seq: 3, At: at0, TurnID: "turn_1"},
 		Transcript{Seq: 4, At: at0, Role: RoleAssistant, Text: "Hi", TurnID: "turn_1", Final: true},
 		Transcript{Seq: 4, At: at0, Role: RoleUser, Text: "", TurnID: "turn_2"},
+		Transcript{Seq: 4, At: at0, Role: RoleUser, Text: "book a"},
+		Transcript{Seq: 4, At: at0, Role: RoleUser},
+		SpeechStarted{Seq: 9, At: at0},
+		SpeechStopped{Seq: 10, At: at0},
+		AudioStart{Seq: 11, At: at0, TurnID: "turn_3"},
+		AudioDone{Seq: 12, At: at0, TurnID: "turn_3"},
+		AudioClear{Seq: 13, At: at0, TurnID: "turn_5", PlayedMs: 1 << 40},
+		AudioClear{Seq: 13, At: at0, TurnID: "turn_5"},
 		CallEnded{Seq: 5, At: at0, Outcome: "failed", EndedReason: "client-never-connected"},
 		ErrorEvent{Seq: 6, At: at0, Code: "some_future_code", Message: "m", Field: "audio.sampleRate", Fatal: true},
 		Pong{Seq: 1 << 62, At: at0},
@@ -92,7 +112,14 @@ func TestEncodeErrors(t *testing.T) {
 		{TextDelta{Seq: 1, At: at0, TurnID: "t", Text: "caf\xc3"}, "text"},
 		{TurnDone{Seq: 1, At: at0}, "turnId"},
 		{Transcript{Seq: 1, At: at0, Role: "system", TurnID: "t"}, "role"},
-		{Transcript{Seq: 1, At: at0, Role: RoleUser}, "turnId"},
+		{Transcript{Seq: 1, At: at0, Role: RoleUser, Final: true}, "turnId"},
+		{Transcript{Seq: 1, At: at0, Role: RoleUser, TurnID: "\xff"}, "turnId"},
+		{SpeechStarted{At: at0}, "seq"},
+		{SpeechStopped{Seq: 1}, "at"},
+		{AudioStart{Seq: 1, At: at0}, "turnId"},
+		{AudioDone{Seq: 1, At: at0}, "turnId"},
+		{AudioClear{Seq: 1, At: at0, PlayedMs: 20}, "turnId"},
+		{AudioClear{Seq: 1, At: at0, TurnID: "t", PlayedMs: -20}, "playedMs"},
 		{CallEnded{Seq: 1, At: at0, EndedReason: "r"}, "outcome"},
 		{CallEnded{Seq: 1, At: at0, Outcome: "completed"}, "endedReason"},
 		{ErrorEvent{Seq: 1, At: at0, Message: "m"}, "code"},
@@ -137,6 +164,18 @@ func TestDecodeServerErrors(t *testing.T) {
 		{`{"type":"transcript",` + h + `,"role":"bot","text":"x","turnId":"t","final":true}`, CodeInvalidField, "role"},
 		{`{"type":"transcript",` + h + `,"role":"user","text":"x","turnId":"t","final":"yes"}`, CodeInvalidField, "final"},
 		{`{"type":"assistant.turn.done",` + h + `,"turnId":"t","text":"x"}`, CodeInvalidField, "interrupted"},
+		// turnId is required exactly when the line is final.
+		{`{"type":"transcript",` + h + `,"role":"user","text":"x","final":true}`, CodeInvalidField, "turnId"},
+		{`{"type":"transcript",` + h + `,"role":"user","text":"x","turnId":"","final":true}`, CodeInvalidField, "turnId"},
+		{`{"type":"transcript",` + h + `,"role":"user","text":"x","turnId":7,"final":false}`, CodeInvalidField, "turnId"},
+		{`{"type":"transcript",` + h + `,"role":"user","text":"x","turnId":"t"}`, CodeInvalidField, "final"},
+		{`{"type":"assistant.audio.start",` + h + `}`, CodeInvalidField, "turnId"},
+		{`{"type":"assistant.audio.done",` + h + `,"turnId":""}`, CodeInvalidField, "turnId"},
+		{`{"type":"assistant.audio.clear",` + h + `,"turnId":"t"}`, CodeInvalidField, "playedMs"},
+		{`{"type":"assistant.audio.clear",` + h + `,"turnId":"t","playedMs":-1}`, CodeInvalidField, "playedMs"},
+		{`{"type":"assistant.audio.clear",` + h + `,"turnId":"t","playedMs":1.5}`, CodeInvalidField, "playedMs"},
+		{`{"type":"assistant.audio.clear",` + h + `,"playedMs":0}`, CodeInvalidField, "turnId"},
+		{`{"type":"speech.started","seq":0,"at":"2026-11-21T09:30:00.125Z"}`, CodeInvalidField, "seq"},
 		{`{"type":"error",` + h + `,"code":"c","message":"m","fatal":false,"field":3}`, CodeInvalidField, "field"},
 		{`{"type":"user.text","text":"hi"}`, CodeUnknownType, "type"},
 		{`[]`, CodeInvalidJSON, ""},
@@ -153,17 +192,36 @@ func TestDecodeServerErrors(t *testing.T) {
 	if ev, err := DecodeServer([]byte(frame)); err != nil || ev != (Pong{Seq: 1, At: at0, ID: "1"}) {
 		t.Errorf("DecodeServer(%s) = %#v, %v; want the pong", frame, ev, err)
 	}
+	// A partial's turnId may be absent, null or empty: all mean "no turn yet".
+	for _, turn := range []string{``, `,"turnId":null`, `,"turnId":""`} {
+		frame := `{"type":"transcript",` + h + `,"role":"user","text":"x"` + turn + `,"final":false}`
+		want := Transcript{Seq: 1, At: at0, Role: RoleUser, Text: "x"}
+		if ev, err := DecodeServer([]byte(frame)); err != nil || ev != want {
+			t.Errorf("DecodeServer(%s) = %#v, %v; want %#v", frame, ev, err, want)
+		}
+	}
+	frame = `{"type":"speech.stopped",` + h + `,"durationMs":1200}`
+	if ev, err := DecodeServer([]byte(frame)); err != nil || ev != (SpeechStopped{Seq: 1, At: at0}) {
+		t.Errorf("DecodeServer(%s) = %#v, %v; want speech.stopped", frame, ev, err)
+	}
 }
 
 func TestStamp(t *testing.T) {
 	t.Parallel()
-	events := []ServerEvent{SessionStarted{}, TextDelta{}, TurnDone{}, Transcript{}, CallEnded{}, ErrorEvent{}, Pong{}}
+	events := []ServerEvent{SessionStarted{}, TextDelta{}, TurnDone{}, Transcript{},
+		SpeechStarted{}, SpeechStopped{}, AudioStart{}, AudioDone{}, AudioClear{},
+		CallEnded{}, ErrorEvent{}, Pong{}}
 	for i, ev := range events {
 		seq := int64(i + 1)
 		got := Stamp(ev, seq, at0)
 		v := reflect.ValueOf(got)
 		if got.Type() != ev.Type() || v.FieldByName("Seq").Int() != seq || !v.FieldByName("At").Interface().(time.Time).Equal(at0) {
 			t.Errorf("Stamp(%#v, %d, %v) = %#v, want Seq and At set", ev, seq, at0, got)
+		}
+	}
+	for i, ev := range events {
+		if i >= len(ServerTypes) || ev.Type() != ServerTypes[i] {
+			t.Errorf("TestStamp event %d is %s, want ServerTypes in order (%v)", i, ev.Type(), ServerTypes)
 		}
 	}
 	if len(events) != len(ServerTypes) {
