@@ -26,6 +26,7 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
+	"switchboard/internal/voice"
 )
 
 // Brains makes the reply engine of a call's assistant (a flow or a model);
@@ -60,6 +61,9 @@ type Config struct {
 	Store  Store
 	Calls  Calls
 	Brains Brains
+	// Voices gives audio sessions their speech engines; nil means this
+	// server has none, and textOnly false is answered unsupported.
+	Voices voice.Voices
 	Log    *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
 	Now func() time.Time

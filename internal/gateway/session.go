@@ -18,9 +18,11 @@ import (
 	"github.com/coder/websocket"
 
 	"switchboard/internal/assistant"
+	"switchboard/internal/audio"
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway/protocol"
+	"switchboard/internal/voice"
 )
 
 const (
@@ -73,10 +75,18 @@ type session struct {
 	rec        atomic.Pointer[call.Call]
 	finishOnce sync.Once
 
-	// Settings from session.update, owned by the reader. Kept for the audio
-	// pipeline; text sessions do not use them.
+	// Settings from session.update, owned by the reader.
 	audio    protocol.Audio
 	metadata json.RawMessage
+
+	// voice is the audio pipeline once the client turned audio on
+	// (session.update textOnly false); nil in text-only sessions.
+	voice     atomic.Pointer[voice.Pipeline]
+	heardBin  bool // the reader has received a binary frame
+	inMu      sync.RWMutex
+	inClosed  bool           // the reader closed in
+	wg        sync.WaitGroup // every goroutine of the session
+	expecting []string       // the engine's expected answers before audio was on
 }
 
 // outbound is one item of the writer's queue.
@@ -84,6 +94,8 @@ type outbound struct {
 	ev protocol.ServerEvent
 	// close, when set, closes the socket after ev: ev is call.ended.
 	close closing
+	// audio, when set, is one binary frame of assistant audio.
+	audio []byte
 	// fatal marks a fatal error event, which is sent even though the
 	// session is muted (it is what mutes it).
 	fatal bool
@@ -143,7 +155,7 @@ func (ss *session) serve(conn *websocket.Conn, raw net.Conn) {
 	ss.send(protocol.SessionStarted{CallID: ss.call.ID, AssistantID: ss.call.AssistantID})
 
 	readCtx, stopReading := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
+	wg := &ss.wg
 	defer func() {
 		// Whatever happened, the connection goes, and every goroutine with it.
 		stopReading()
@@ -254,23 +266,96 @@ func (ss *session) endDirect(outcome call.Outcome, reason string) {
 	}
 }
 
-// output is the conversation's conversation.Output: every method queues
-// events for the writer and returns at once.
+// output is the conversation's conversation.Output. In a text session
+// every method queues events for the writer and returns at once; once
+// audio is on, the engine's output goes through the voice pipeline, which
+// speaks it and sends its events through wire.
 type output struct{ s *session }
 
 func (o output) Delta(turnID, text string) {
-	o.s.send(protocol.TextDelta{TurnID: turnID, Text: text})
+	if v := o.s.voice.Load(); v != nil {
+		v.Delta(turnID, text)
+		return
+	}
+	wire(o).Delta(turnID, text)
 }
 
 func (o output) TurnDone(turnID, text string, interrupted bool) {
-	o.s.send(protocol.TurnDone{TurnID: turnID, Text: text, Interrupted: interrupted})
+	if v := o.s.voice.Load(); v != nil {
+		v.TurnDone(turnID, text, interrupted)
+		return
+	}
+	wire(o).TurnDone(turnID, text, interrupted)
 }
 
 func (o output) Transcript(role, text, turnID string, final bool) {
-	o.s.send(protocol.Transcript{Role: protocol.Role(role), Text: text, TurnID: turnID, Final: final})
+	wire(o).Transcript(role, text, turnID, final)
 }
 
 func (o output) Ended(outcome call.Outcome, reason string) { o.s.finish(outcome, reason) }
+
+// TextDone implements conversation.Speaker: a turn is spoken once audio is on.
+func (o output) TextDone(turnID, text string) bool {
+	if v := o.s.voice.Load(); v != nil {
+		return v.TextDone(turnID, text)
+	}
+	return false
+}
+
+// Cut implements conversation.Speaker.
+func (o output) Cut(turnID, shown string) (string, *call.Breakdown) {
+	if v := o.s.voice.Load(); v != nil {
+		return v.Cut(turnID, shown)
+	}
+	return shown, nil
+}
+
+// Expect implements conversation.Expecter; the answers are kept for a
+// pipeline that starts later.
+func (o output) Expect(answers []string) {
+	if v := o.s.voice.Load(); v != nil {
+		v.Expect(answers)
+		return
+	}
+	o.s.inMu.Lock()
+	o.s.expecting = answers
+	o.s.inMu.Unlock()
+}
+
+// wire is the voice pipeline's Output: events and audio straight to the
+// writer's queue.
+type wire struct{ s *session }
+
+func (w wire) Delta(turnID, text string) {
+	w.s.send(protocol.TextDelta{TurnID: turnID, Text: text})
+}
+
+func (w wire) TurnDone(turnID, text string, interrupted bool) {
+	w.s.send(protocol.TurnDone{TurnID: turnID, Text: text, Interrupted: interrupted})
+}
+
+func (w wire) Transcript(role, text, turnID string, final bool) {
+	w.s.send(protocol.Transcript{Role: protocol.Role(role), Text: text, TurnID: turnID, Final: final})
+}
+
+func (w wire) Ended(outcome call.Outcome, reason string) { w.s.finish(outcome, reason) }
+func (w wire) SpeechStarted()                            { w.s.send(protocol.SpeechStarted{}) }
+func (w wire) SpeechStopped()                            { w.s.send(protocol.SpeechStopped{}) }
+func (w wire) AudioStart(turnID string)                  { w.s.send(protocol.AudioStart{TurnID: turnID}) }
+func (w wire) AudioDone(turnID string)                   { w.s.send(protocol.AudioDone{TurnID: turnID}) }
+func (w wire) AudioClear(turnID string, playedMs int64) {
+	w.s.send(protocol.AudioClear{TurnID: turnID, PlayedMs: playedMs})
+}
+
+// Audio queues one frame of assistant audio. It fails once the session
+// can send nothing more, which stops the pipeline's pacer.
+func (w wire) Audio(frame []byte) error {
+	if w.s.killed.Err() != nil || w.s.writerGone.Load() {
+		return errCut
+	}
+	w.s.enqueue(outbound{audio: frame})
+	return nil
+}
 
 // finish queues the last event, call.ended, and the close that follows it.
 // The outcome and reason are the call record's when the record disagrees
@@ -365,6 +450,13 @@ func (ss *session) write() {
 			continue
 		case o = <-ss.queue:
 		}
+		if o.audio != nil {
+			if err := ss.writeBinary(o.audio); err != nil {
+				ss.log.Debug("write failed: the client is gone", "err", err)
+				return
+			}
+			continue
+		}
 		if o.ev != nil {
 			b, err := protocol.Encode(protocol.Stamp(o.ev, seq+1, ss.srv.cfg.Now()))
 			if err != nil { // a bug: the event breaks the protocol's promises
@@ -382,6 +474,12 @@ func (ss *session) write() {
 			return
 		}
 	}
+}
+
+func (ss *session) writeBinary(b []byte) error {
+	ctx, cancel := context.WithTimeout(ss.killed, ss.srv.cfg.WriteTimeout)
+	defer cancel()
+	return ss.conn.Write(ctx, websocket.MessageBinary, b)
 }
 
 func (ss *session) writeFrame(b []byte) error {
@@ -404,7 +502,7 @@ func (ss *session) close(cl closing) {
 // the socket closes or the client breaks the abuse rule. Closing the input
 // channel when it returns is what ends the call when the client goes away.
 func (ss *session) read(ctx context.Context) {
-	defer close(ss.in)
+	defer ss.closeIn()
 	var bad protocol.BadFrames
 	hungUp := false
 	for {
@@ -419,15 +517,26 @@ func (ss *session) read(ctx context.Context) {
 			}
 			continue
 		}
-		if typ != websocket.MessageText {
-			ss.abuse(&protocol.Error{Code: protocol.CodeUnexpectedBinary,
-				Message: "binary frame in a text-only session: audio is not enabled"})
+		v := ss.voice.Load()
+		if typ != websocket.MessageText && v == nil {
+			ss.abuse(protocol.CheckBinary(0, false).(*protocol.Error))
 			return
 		}
 		frame, err := io.ReadAll(io.LimitReader(r, protocol.MaxFrame+1))
 		if err != nil {
 			ss.log.Debug("socket closed mid-frame", "err", err)
 			return
+		}
+		if typ != websocket.MessageText {
+			if err := protocol.CheckBinary(len(frame), true); err != nil {
+				ss.abuse(err.(*protocol.Error))
+				return
+			}
+			ss.heardBin = true
+			if err := v.Write(frame); err != nil { // the format was validated: a bug
+				ss.log.Error("audio frame refused", "err", err)
+			}
+			continue
 		}
 		ev, err := protocol.Decode(frame)
 		if err != nil {
@@ -458,14 +567,22 @@ func (ss *session) read(ctx context.Context) {
 		case protocol.SessionUpdate:
 			ss.update(e)
 		case protocol.PlaybackMark:
-			// Reserved for audio sessions; nothing was played in text.
+			if v := ss.voice.Load(); v != nil {
+				v.Mark(e.TurnID, e.PlayedMs)
+			}
 		}
 	}
 }
 
 // input hands a client event to the conversation, waiting while it is busy
-// replying (bounded by the conversation's own turn timeout).
+// replying (bounded by the conversation's own turn timeout). The reader and
+// the voice pipeline both send; only the reader closes (closeIn).
 func (ss *session) input(ctx context.Context, in conversation.Input) bool {
+	ss.inMu.RLock()
+	defer ss.inMu.RUnlock()
+	if ss.inClosed {
+		return false
+	}
 	select {
 	case ss.in <- in:
 		return true
@@ -476,21 +593,94 @@ func (ss *session) input(ctx context.Context, in conversation.Input) bool {
 	}
 }
 
-// update applies session.update. Asking for audio (textOnly false) is
-// answered `unsupported` and changes nothing; audio formats and metadata
-// are kept (the protocol accepts them today and applies them later).
+// closeIn tells the conversation the client went away.
+func (ss *session) closeIn() {
+	ss.inMu.Lock()
+	defer ss.inMu.Unlock()
+	ss.inClosed = true
+	close(ss.in)
+}
+
+// update applies session.update: metadata; the audio format, until the
+// first binary frame; and textOnly false, which starts the voice pipeline
+// in that format. A request the session cannot honour is answered with a
+// non-fatal `unsupported` naming the field, and changes nothing.
 func (ss *session) update(u protocol.SessionUpdate) {
-	if u.TextOnly != nil && !*u.TextOnly {
-		ss.send(protocol.ErrorEventFor(&protocol.Error{Code: protocol.CodeUnsupported, Field: "textOnly",
-			Message: `session.update: field "textOnly" cannot be false yet: audio is not supported; the session stays text-only and nothing changed`}))
+	on := ss.voice.Load() != nil
+	switch {
+	case u.Audio != nil && on && *u.Audio != ss.audio:
+		// The pipeline's decoder and encoder are built for the format
+		// textOnly false came with; clients send both in one update.
+		ss.send(protocol.ErrorEventFor(protocol.AudioLocked(ss.audio)))
+		return
+	case u.TextOnly != nil && *u.TextOnly && on:
+		ss.send(protocol.ErrorEventFor(protocol.AudioStaysOn()))
 		return
 	}
-	if u.Audio != nil {
+	if u.Audio != nil && !on {
 		ss.audio = *u.Audio
 	}
 	if u.Metadata != nil {
 		ss.metadata = u.Metadata
 	}
+	if u.TextOnly != nil && !*u.TextOnly && !on {
+		if err := ss.startVoice(); err != nil {
+			ss.log.Info("audio refused", "err", err)
+			ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
+		}
+	}
+}
+
+// startVoice turns audio on: the assistant's speech engines, a pipeline in
+// the session's audio format, and its goroutine, owned by the session and
+// stopped when the conversation ends or the connection goes.
+func (ss *session) startVoice() error {
+	voices := ss.srv.cfg.Voices
+	if voices == nil {
+		return errors.New("this server has no speech engines")
+	}
+	stt, tts, err := voices.For(ss.asst)
+	if err != nil {
+		return err
+	}
+	f := ss.audio
+	if f.Encoding == "" {
+		f = protocol.DefaultAudio
+	}
+	format := audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}
+	cfg := voice.Settings(voice.Config{
+		In: format, Out: format, Transcriber: stt, Synthesizer: tts,
+		Input: func(in conversation.Input) bool { return ss.input(ss.killed, in) },
+		Now:   ss.srv.cfg.Now,
+		Log:   ss.log,
+	}, ss.asst)
+	p, err := voice.New(cfg, wire{ss})
+	if err != nil {
+		return err
+	}
+	ss.inMu.RLock()
+	if ss.expecting != nil {
+		p.Expect(ss.expecting)
+	}
+	ss.inMu.RUnlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	ss.wg.Go(func() {
+		select {
+		case <-ss.convDone:
+		case <-ss.killed.Done():
+		}
+		cancel()
+	})
+	ss.wg.Go(func() {
+		ss.guard("voice", func() {
+			if err := p.Run(ctx); err != nil && ctx.Err() == nil {
+				ss.log.Warn("the voice pipeline stopped", "err", err)
+			}
+		}, nil)
+	})
+	ss.audio = f
+	ss.voice.Store(p)
+	return nil
 }
 
 // abuse reports a fatal client error and marks the session for close 4400;

@@ -39,6 +39,7 @@ type listener struct {
 
 	lastVoiced   frame
 	partial      string // the utterance's latest partial transcript
+	shown        bool   // partials of the utterance went to the client
 	bargePending bool   // enough speech over the assistant; waiting for words
 	wasPlaying   bool
 	held         []heldText // finals kept until the assistant finishes (barge-in disabled)
@@ -195,6 +196,7 @@ func (l *listener) transcript(tr speech.Transcript) {
 	p := l.p
 	if !tr.Final {
 		l.partial = tr.Text
+		l.shown = true
 		p.out.Transcript(call.RoleUser, tr.Text, "", false)
 		l.ep.SetSentenceEnded(endsSentence(tr.Text))
 		if l.bargePending && p.Speaking() && l.interrupts(tr.Text) {
@@ -211,9 +213,18 @@ func (l *listener) transcript(tr speech.Transcript) {
 	}
 	m.final = now
 	l.partial = ""
+	// An utterance that is not a caller turn withdraws its partials with
+	// an empty one (docs/gateway-protocol.md).
+	withdraw := func() {
+		if l.shown {
+			p.out.Transcript(call.RoleUser, "", "", false)
+		}
+	}
+	defer func() { l.shown = false }()
 	text := strings.TrimSpace(tr.Text)
 	if text == "" {
-		return // noise
+		withdraw() // noise
+		return
 	}
 	p.mu.Lock()
 	busy := p.playing != nil
@@ -221,6 +232,7 @@ func (l *listener) transcript(tr speech.Transcript) {
 	if busy {
 		if l.barge.IsBackchannel(text) {
 			p.log.Debug("backchannel over the assistant; ignored", "text", text)
+			withdraw()
 			return
 		}
 		if p.cfg.BargeInDisabled {

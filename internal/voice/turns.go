@@ -208,11 +208,12 @@ func (p *Pipeline) Cut(turnID, shown string) (string, *call.Breakdown) {
 		p.mu.Unlock()
 		return shown, nil
 	}
-	heard, playedMs, clear := p.cutLocked(t)
+	heard, _, clear := p.cutLocked(t)
+	sentMs := int64(t.sent) * audio.FrameDuration.Milliseconds()
 	bd := t.bd
 	p.mu.Unlock()
 	if clear {
-		p.out.AudioClear(turnID, playedMs)
+		p.out.AudioClear(turnID, sentMs)
 	}
 	return heard, bd
 }

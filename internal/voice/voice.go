@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"switchboard/internal/assistant"
 	"switchboard/internal/audio"
 	"switchboard/internal/audio/vad"
 	"switchboard/internal/call"
@@ -116,7 +117,7 @@ type Pipeline struct {
 	dropped  atomic.Uint64 // caller frames dropped because listen fell behind
 	running  atomic.Bool
 	bg       sync.WaitGroup // fail's hand-off to the engine; Run waits for it
-	quit     chan struct{} // closed when Run's context is done or Run returns
+	quit     chan struct{}  // closed when Run's context is done or Run returns
 	quitOnce sync.Once
 }
 
@@ -166,16 +167,16 @@ func New(cfg Config, out Output) (*Pipeline, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pipeline{
-		cfg:      cfg,
-		out:      out,
-		log:      cfg.Log,
-		dec:      audio.NewDecoder(cfg.In),
-		frames:   make(chan frame, framesBuffer),
-		notes:    make(chan note, 16),
-		speakQ:   make(chan speakItem, 64),
-		turns:    map[string]*turn{},
-		byIdx:    map[uint32]*turn{},
-		quit:     make(chan struct{}),
+		cfg:    cfg,
+		out:    out,
+		log:    cfg.Log,
+		dec:    audio.NewDecoder(cfg.In),
+		frames: make(chan frame, framesBuffer),
+		notes:  make(chan note, 16),
+		speakQ: make(chan speakItem, 64),
+		turns:  map[string]*turn{},
+		byIdx:  map[uint32]*turn{},
+		quit:   make(chan struct{}),
 		// A phone line's 8 kHz audio is recognized at 8 kHz: the engines
 		// have models (and the local one a cepstral prior) for it, and
 		// upsampled narrowband audio would only look like bad wideband.
@@ -290,4 +291,27 @@ func (p *Pipeline) fail(reason string) {
 		// The engine may be busy; no pipeline goroutine waits for it.
 		p.bg.Go(func() { p.cfg.Input(conversation.Input{Kind: conversation.Fail, Reason: reason}) })
 	}
+}
+
+// Voices gives a call its speech engines: the assistant's transcriber and
+// voice, wrapped with their fallbacks. The app implements it over the
+// engines this server has; an error says which the assistant needs and the
+// server lacks.
+type Voices interface {
+	For(a assistant.Assistant) (speech.Transcriber, speech.Synthesizer, error)
+}
+
+// Settings fills the assistant's turn-taking and speech settings into cfg.
+func Settings(cfg Config, a assistant.Assistant) Config {
+	e := a.Endpointing
+	cfg.Endpointing = vad.Config{SilenceMs: e.SilenceMs, MinSpeechMs: e.MinSpeechMs, MaxWaitMs: e.MaxWaitMs, FastSilenceMs: e.FastSilenceMs}
+	cfg.BargeIn = vad.BargeIn{MinSpeechMs: a.BargeIn.MinSpeechMs}
+	cfg.BargeInDisabled = a.BargeIn.Disabled
+	lang := a.Transcriber.Language
+	if lang == "" {
+		lang = a.Language
+	}
+	cfg.Transcribe = speech.TranscribeOptions{Language: lang, Model: a.Transcriber.Model}
+	cfg.Voice = speech.VoiceOptions{Voice: a.Voice.VoiceID, Language: a.Language}
+	return cfg
 }
