@@ -185,7 +185,7 @@ func (p *Pipeline) Delta(turnID, text string) {
 // then waits for Played or Interrupt.
 func (p *Pipeline) TextDone(turnID, text string) bool {
 	p.mu.Lock()
-	if p.failed || !p.running.Load() {
+	if p.failed || p.stopped() {
 		p.mu.Unlock()
 		return false
 	}

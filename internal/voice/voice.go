@@ -280,6 +280,18 @@ func (p *Pipeline) Run(ctx context.Context) error {
 // stop releases every wait on the pipeline's goroutines.
 func (p *Pipeline) stop() { p.quitOnce.Do(func() { close(p.quit) }) }
 
+// stopped reports whether Run has ended (or its context is done). Before
+// Run starts the pipeline is not stopped: what the engine says meanwhile
+// waits in the speak queue.
+func (p *Pipeline) stopped() bool {
+	select {
+	case <-p.quit:
+		return true
+	default:
+		return false
+	}
+}
+
 // fail ends the call on a voice-path failure (providers and fallbacks gave
 // out): nothing more is spoken, and the engine ends the call with reason.
 func (p *Pipeline) fail(reason string) {
