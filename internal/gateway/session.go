@@ -87,7 +87,16 @@ type session struct {
 	inClosed  bool           // the reader closed in
 	wg        sync.WaitGroup // every goroutine of the session
 	expecting []string       // the engine's expected answers before audio was on
+	// opened is closed once the reader has handled the client's first
+	// frame: the conversation waits for it (up to openGrace), so that a
+	// client that turns audio on as it connects hears the first message.
+	opened     chan struct{}
+	openedOnce sync.Once
 }
+
+// openGrace is how long the first message waits for the client's first
+// frame (session.update, usually) before it is sent anyway.
+const openGrace = 500 * time.Millisecond
 
 // outbound is one item of the writer's queue.
 type outbound struct {
@@ -133,6 +142,7 @@ func newSession(s *Server, c call.Call, a assistant.Assistant) *session {
 		queue:    make(chan outbound, s.cfg.OutboundBuffer),
 		in:       make(chan conversation.Input, inputBuffer),
 		convDone: make(chan struct{}),
+		opened:   make(chan struct{}),
 	}
 	ss.engineCtx, ss.stopEngine = context.WithCancel(s.base)
 	ss.killed, ss.kill = context.WithCancelCause(context.Background())
@@ -220,6 +230,13 @@ func (ss *session) guard(name string, fn func(), onPanic func()) {
 // ends the call exactly once and reports it through Output.Ended.
 func (ss *session) converse() {
 	out := output{ss}
+	grace := time.NewTimer(openGrace)
+	select {
+	case <-ss.opened:
+	case <-grace.C:
+	case <-ss.engineCtx.Done():
+	}
+	grace.Stop()
 	brain, err := ss.srv.cfg.Brains.New(ss.engineCtx, ss.call, ss.asst)
 	if err != nil {
 		outcome, reason := call.Failed, call.ReasonModelFailed
@@ -503,6 +520,7 @@ func (ss *session) close(cl closing) {
 // channel when it returns is what ends the call when the client goes away.
 func (ss *session) read(ctx context.Context) {
 	defer ss.closeIn()
+	defer ss.markOpened()
 	var bad protocol.BadFrames
 	hungUp := false
 	for {
@@ -550,7 +568,11 @@ func (ss *session) read(ctx context.Context) {
 				return
 			}
 			ss.send(protocol.ErrorEventFor(err))
+			ss.markOpened()
 			continue
+		}
+		if _, upd := ev.(protocol.SessionUpdate); !upd {
+			ss.markOpened()
 		}
 		switch e := ev.(type) {
 		case protocol.UserText:
@@ -571,8 +593,12 @@ func (ss *session) read(ctx context.Context) {
 				v.Mark(e.TurnID, e.PlayedMs)
 			}
 		}
+		ss.markOpened()
 	}
 }
+
+// markOpened lets the conversation start (see opened).
+func (ss *session) markOpened() { ss.openedOnce.Do(func() { close(ss.opened) }) }
 
 // input hands a client event to the conversation, waiting while it is busy
 // replying (bounded by the conversation's own turn timeout). The reader and
