@@ -43,8 +43,8 @@ type callSetup struct {
 	firstMessage string
 }
 
-// startCall starts the pipeline, waits until it runs, then starts the
-// engine on it. Callers must defer close.
+// startCall starts the pipeline and the engine on it, in no particular
+// order (what the engine says first waits for Run). Callers must defer close.
 func startCall(t testing.TB, s callSetup) *testCall {
 	t.Helper()
 	cfg := s.cfg
@@ -89,10 +89,6 @@ func startCall(t testing.TB, s callSetup) *testCall {
 		defer close(c.pipeDone)
 		c.runErr = p.Run(ctx)
 	}()
-	// The engine speaks only through a running pipeline (TextDone).
-	for !p.running.Load() {
-		time.Sleep(time.Millisecond)
-	}
 	a := assistant.Defaults(assistant.DefaultProviders())
 	a.FirstMessage = s.firstMessage
 	a.MaxDurationSeconds, a.SilenceTimeoutSeconds = 600, 60
