@@ -5,29 +5,31 @@ package assistant
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/audio/vad"
 )
 
 // Assistant is one organization's assistant. The JSON form is the API's and
 // the stored configuration's.
 type Assistant struct {
-	ID                    string          `json:"id"`
-	OrgID                 string          `json:"-"`
-	Name                  string          `json:"name"`
-	FirstMessage          string          `json:"firstMessage"`
-	SystemPrompt          string          `json:"systemPrompt"`
-	Language              string          `json:"language"`
-	Voice                 Voice           `json:"voice"`
-	Transcriber           Transcriber     `json:"transcriber"`
+	ID           string      `json:"id"`
+	OrgID        string      `json:"-"`
+	Name         string      `json:"name"`
+	FirstMessage string      `json:"firstMessage"`
+	SystemPrompt string      `json:"systemPrompt"`
+	Language     string      `json:"language"`
+	Voice        Voice       `json:"voice"`
+	Transcriber  Transcriber `json:"transcriber"`
 	// Endpointing says when the caller's turn is over (voice calls).
 	Endpointing Endpointing `json:"endpointing"`
 	// BargeIn says when the caller talking over the assistant interrupts it.
-	BargeIn BargeIn `json:"bargeIn"`
+	BargeIn               BargeIn         `json:"bargeIn"`
 	Model                 Model           `json:"model"`
 	Flow                  json.RawMessage `json:"flow"`
 	EndCallPhrases        []string        `json:"endCallPhrases"`
@@ -131,8 +133,31 @@ const (
 	MaxEndCallPhrases     = 50
 )
 
+// Speech provider names. A voice or transcriber provider must be one the
+// server knows (VoiceProviders, TranscriberProviders) and one it has
+// configured (Providers): local needs nothing, the others an API key.
+const (
+	ProviderLocal      = "local"
+	ProviderDeepgram   = "deepgram"
+	ProviderOpenAI     = "openai"
+	ProviderElevenLabs = "elevenlabs"
+)
+
+// VoiceProviders are the text-to-speech providers the server knows, whether
+// or not it is configured for them.
+func VoiceProviders() []string {
+	return []string{ProviderLocal, ProviderOpenAI, ProviderElevenLabs, ProviderDeepgram}
+}
+
+// TranscriberProviders are the speech-to-text providers the server knows,
+// whether or not it is configured for them.
+func TranscriberProviders() []string {
+	return []string{ProviderLocal, ProviderDeepgram, ProviderOpenAI}
+}
+
 // Providers lists what the server has configured, by role. An assistant may
-// only name providers listed here.
+// only name providers listed here. The app lists the speech engines it
+// runs: local, and the cloud providers it was given keys for.
 type Providers struct {
 	Model       []string
 	Voice       []string
@@ -182,8 +207,7 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 		f.Add("language", "must be a BCP 47 language tag such as en-US")
 	}
 	checkProvider(f, "model.provider", a.Model.Provider, p.Model)
-	checkProvider(f, "voice.provider", a.Voice.Provider, p.Voice)
-	checkProvider(f, "transcriber.provider", a.Transcriber.Provider, p.Transcriber)
+	a.validateSpeech(p, f)
 	if a.Model.Provider != "flow" && a.Model.Provider != "" && a.Model.Model == "" {
 		f.Add("model.model", "is required for provider %q", a.Model.Provider)
 	}
@@ -234,6 +258,60 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 		if t.TimeoutSeconds < 1 || t.TimeoutSeconds > 60 {
 			f.Add(field+"timeoutSeconds", "must be between 1 and 60")
 		}
+	}
+}
+
+// validateSpeech checks the voice and transcriber providers and their
+// fallbacks, endpointing and barge-in: the bounds are internal/audio/vad's,
+// which runs them, with the fields named as the API names them.
+func (a *Assistant) validateSpeech(p Providers, f *apperr.Fields) {
+	checkSpeechProvider(f, "voice.provider", a.Voice.Provider, VoiceProviders(), p.Voice)
+	if fb := a.Voice.Fallback; fb != nil {
+		checkFallback(f, "voice", fb.Provider, a.Voice.Provider, VoiceProviders(), p.Voice)
+	}
+	checkSpeechProvider(f, "transcriber.provider", a.Transcriber.Provider, TranscriberProviders(), p.Transcriber)
+	if fb := a.Transcriber.Fallback; fb != nil {
+		checkFallback(f, "transcriber", fb.Provider, a.Transcriber.Provider, TranscriberProviders(), p.Transcriber)
+	}
+	e := a.Endpointing
+	addPrefixed(f, "endpointing.", vad.Config{SilenceMs: e.SilenceMs, MinSpeechMs: e.MinSpeechMs, MaxWaitMs: e.MaxWaitMs, FastSilenceMs: e.FastSilenceMs}.Validate())
+	addPrefixed(f, "bargeIn.", (&vad.BargeIn{MinSpeechMs: a.BargeIn.MinSpeechMs}).Validate())
+}
+
+// checkSpeechProvider tells an unknown provider (a typo: the known names are
+// listed) from a known one this server cannot use (no API key).
+func checkSpeechProvider(f *apperr.Fields, field, name string, known, configured []string) {
+	switch {
+	case !slices.Contains(known, name):
+		f.Add(field, "unknown provider %q; known providers: %s", name, strings.Join(known, ", "))
+	case !slices.Contains(configured, name):
+		f.Add(field, "provider %q is not configured on this server (it has: %s)", name, strings.Join(configured, ", "))
+	}
+}
+
+// checkFallback checks role.fallback.provider: a usable provider other than
+// the primary one, since it takes over when the primary fails.
+func checkFallback(f *apperr.Fields, role, name, primary string, known, configured []string) {
+	field := role + ".fallback.provider"
+	checkSpeechProvider(f, field, name, known, configured)
+	if !f.Has(field) && name == primary {
+		f.Add(field, "must differ from %s.provider (%q): the fallback takes over when that provider fails", role, primary)
+	}
+}
+
+// addPrefixed adds the field errors of err (an apperr of kind Invalid from
+// a package that names fields without their place in the assistant).
+func addPrefixed(f *apperr.Fields, prefix string, err error) {
+	if err == nil {
+		return
+	}
+	var e *apperr.Error
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
+		f.Add(strings.TrimSuffix(prefix, "."), "%s", err.Error())
+		return
+	}
+	for _, fe := range e.Fields {
+		f.Add(prefix+fe.Field, "%s", fe.Message)
 	}
 }
 

@@ -49,6 +49,10 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 			}
 			str2("provider", &a.Voice.Provider, def.Voice.Provider)
 			str2("voiceId", &a.Voice.VoiceID, "")
+			if fc := c.child("fallback"); fc != nil {
+				a.Voice.Fallback = &assistant.VoiceFallback{Provider: fc.str("provider", true), VoiceID: fc.str("voiceId", false)}
+				fc.done()
+			}
 			c.done()
 		}
 	}
@@ -60,6 +64,31 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 			}
 			a.Transcriber.Model = c.str("model", false)
 			a.Transcriber.Language = c.str("language", false)
+			if fc := c.child("fallback"); fc != nil {
+				a.Transcriber.Fallback = &assistant.TranscriberFallback{
+					Provider: fc.str("provider", true), Model: fc.str("model", false), Language: fc.str("language", false),
+				}
+				fc.done()
+			}
+			c.done()
+		}
+	}
+	if o.present("endpointing") {
+		a.Endpointing = def.Endpointing
+		if c := o.child("endpointing"); c != nil {
+			a.Endpointing = assistant.Endpointing{
+				SilenceMs:     c.integer("silenceMs", false, 0),
+				MinSpeechMs:   c.integer("minSpeechMs", false, 0),
+				MaxWaitMs:     c.integer("maxWaitMs", false, 0),
+				FastSilenceMs: c.integer("fastSilenceMs", false, 0),
+			}
+			c.done()
+		}
+	}
+	if o.present("bargeIn") {
+		a.BargeIn = def.BargeIn
+		if c := o.child("bargeIn"); c != nil {
+			a.BargeIn = assistant.BargeIn{Disabled: c.boolean("disabled"), MinSpeechMs: c.integer("minSpeechMs", false, 0)}
 			c.done()
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
+	"switchboard/internal/view"
 )
 
 // GatewayPath is the websocket path of web calls.
@@ -129,12 +130,18 @@ func (s *Server) ownCall(ctx context.Context, r *request) (call.Call, error) {
 	return s.store.GetCall(ctx, r.orgID, cid)
 }
 
+// getCall shows the call with the latency summary of its voice turns (the
+// one endpoint that reads the turns for it; listings and webhooks do not).
 func (s *Server) getCall(ctx context.Context, r *request) (response, error) {
 	c, err := s.ownCall(ctx, r)
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "call", viewCall(c)), nil
+	turns, err := s.store.ListTurns(ctx, r.orgID, c.ID)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "call", view.CallDetail{Call: viewCall(c), Latency: view.SummarizeLatency(turns)}), nil
 }
 
 type turnView struct {
@@ -145,6 +152,8 @@ type turnView struct {
 	EndedAt     ts       `json:"endedAt"`
 	Interrupted bool     `json:"interrupted"`
 	LatencyMs   *float64 `json:"latencyMs"`
+	// Latency is where a voice reply's time went; null for other turns.
+	Latency *view.Latency `json:"latency"`
 }
 
 func (s *Server) getTranscripts(ctx context.Context, r *request) (response, error) {
@@ -160,8 +169,11 @@ func (s *Server) getTranscripts(ctx context.Context, r *request) (response, erro
 	for i, t := range turns {
 		out[i] = turnView{Seq: t.Seq, Role: t.Role, Text: t.Text, StartedAt: ts(t.StartedAt), EndedAt: ts(t.EndedAt), Interrupted: t.Interrupted}
 		if t.Role == call.RoleAssistant && t.Latency > 0 {
-			l := float64(t.Latency.Microseconds()) / 1000
+			l := view.Millis(t.Latency)
 			out[i].LatencyMs = &l
+		}
+		if t.Role == call.RoleAssistant {
+			out[i].Latency = view.NewLatency(t.Breakdown)
 		}
 	}
 	return ok(http.StatusOK, "transcript", out), nil

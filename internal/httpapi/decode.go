@@ -116,6 +116,19 @@ func (o *object) integer(key string, required bool, def int) int {
 	return int(i)
 }
 
+func (o *object) boolean(key string) bool {
+	v, ok := o.get(key, false)
+	if !ok {
+		return false
+	}
+	var b bool
+	if err := json.Unmarshal(v, &b); err != nil {
+		o.errs.Add(o.name(key), "must be true or false")
+		return false
+	}
+	return b
+}
+
 func (o *object) number(key string) *float64 {
 	v, ok := o.get(key, false)
 	if !ok {

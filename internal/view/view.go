@@ -1,5 +1,6 @@
-// Package view is the API's JSON form of calls and times, shared by the
-// REST API and webhook payloads so that a call reads the same everywhere.
+// Package view is the API's JSON form of calls, times and voice latency,
+// shared by the REST API and webhook payloads so that a call reads the same
+// everywhere.
 // Hot paths render by hand (no reflection); tests compare with encoding/json.
 package view
 

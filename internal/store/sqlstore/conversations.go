@@ -12,11 +12,21 @@ import (
 	"switchboard/internal/store"
 )
 
-// AppendTurn stores one transcript turn.
+// turnCols are the columns of a turn, in scanTurn's order.
+const turnCols = `id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_us,
+	has_breakdown, endpointing_us, transcriber_us, model_us, voice_us, platform_us, total_us`
+
+// AppendTurn stores one transcript turn, with its breakdown when it has one.
 func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
-	_, err := s.exec(ctx, s.w, `INSERT INTO turns (id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_us)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds())
+	var b call.Breakdown
+	if t.Breakdown != nil {
+		b = *t.Breakdown
+	}
+	_, err := s.exec(ctx, s.w, `INSERT INTO turns (`+turnCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds(),
+		t.Breakdown != nil, b.Endpointing.Microseconds(), b.Transcriber.Microseconds(), b.Model.Microseconds(),
+		b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds())
 	if err != nil && s.d.IsUnique(err) {
 		return apperr.Conflictf("turn %d of call %s already stored", t.Seq, t.CallID)
 	}
@@ -25,23 +35,58 @@ func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
 
 // ListTurns returns a call's turns in order.
 func (s *Store) ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error) {
-	rows, err := s.query(ctx, s.r, `SELECT id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_us
-		FROM turns WHERE org_id = ? AND call_id = ? ORDER BY seq`, orgID, callID)
+	rows, err := s.query(ctx, s.r, `SELECT `+turnCols+` FROM turns WHERE org_id = ? AND call_id = ? ORDER BY seq`, orgID, callID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := []call.Turn{}
 	for rows.Next() {
-		var t call.Turn
-		var started, ended, lat int64
-		if err := rows.Scan(&t.ID, &t.OrgID, &t.CallID, &t.Seq, &t.Role, &t.Text, &started, &ended, &t.Interrupted, &lat); err != nil {
+		t, err := scanTurn(rows)
+		if err != nil {
 			return nil, err
 		}
-		t.StartedAt, t.EndedAt, t.Latency = fromMS(started), fromMS(ended), time.Duration(lat)*time.Microsecond
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+func scanTurn(sc interface{ Scan(...any) error }) (call.Turn, error) {
+	var t call.Turn
+	var started, ended, lat int64
+	var has bool
+	var us [6]int64
+	if err := sc.Scan(&t.ID, &t.OrgID, &t.CallID, &t.Seq, &t.Role, &t.Text, &started, &ended, &t.Interrupted, &lat,
+		&has, &us[0], &us[1], &us[2], &us[3], &us[4], &us[5]); err != nil {
+		return t, err
+	}
+	t.StartedAt, t.EndedAt, t.Latency = fromMS(started), fromMS(ended), micros(lat)
+	if has {
+		t.Breakdown = &call.Breakdown{
+			Endpointing: micros(us[0]), Transcriber: micros(us[1]), Model: micros(us[2]),
+			Voice: micros(us[3]), Platform: micros(us[4]), Total: micros(us[5]),
+		}
+	}
+	return t, nil
+}
+
+func micros(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// SetTurnBreakdown stores where a turn's response time went, replacing any
+// breakdown it had.
+func (s *Store) SetTurnBreakdown(ctx context.Context, orgID, callID string, seq int, b call.Breakdown) error {
+	res, err := s.exec(ctx, s.w, `UPDATE turns SET has_breakdown = ?, endpointing_us = ?, transcriber_us = ?, model_us = ?,
+		voice_us = ?, platform_us = ?, total_us = ? WHERE org_id = ? AND call_id = ? AND seq = ?`,
+		true, b.Endpointing.Microseconds(), b.Transcriber.Microseconds(), b.Model.Microseconds(),
+		b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds(), orgID, callID, seq)
+	return affected(res, err, "turn")
+}
+
+// TruncateTurn keeps only text of a turn and marks it interrupted.
+func (s *Store) TruncateTurn(ctx context.Context, orgID, callID string, seq int, text string) error {
+	res, err := s.exec(ctx, s.w, `UPDATE turns SET text = ?, interrupted = ? WHERE org_id = ? AND call_id = ? AND seq = ?`,
+		text, true, orgID, callID, seq)
+	return affected(res, err, "turn")
 }
 
 const analysisCols = `call_id, org_id, state, result, error, attempts, created_at, updated_at`

@@ -99,6 +99,34 @@ func testAssistants(t *testing.T, open Opener) {
 		equal(t, "GetAssistant(owner) after the other org's update and delete", normAssistant(got), normAssistant(a))
 	})
 
+	t.Run("VoiceSettingsRoundTrip", func(t *testing.T) {
+		// Endpointing, barge-in and the provider fallbacks are stored and
+		// read back as they were, including a fallback that is cleared.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		a := newAssistant(o.ID, "voice", t0)
+		a.Voice = assistant.Voice{Provider: "deepgram", VoiceID: "aura-asteria-en",
+			Fallback: &assistant.VoiceFallback{Provider: "local", VoiceID: "en-us"}}
+		a.Transcriber = assistant.Transcriber{Provider: "deepgram", Model: "nova-3", Language: "en",
+			Fallback: &assistant.TranscriberFallback{Provider: "local", Language: "en-US"}}
+		a.Endpointing = assistant.Endpointing{SilenceMs: 600, MinSpeechMs: 100, MaxWaitMs: 3000, FastSilenceMs: 200}
+		a.BargeIn = assistant.BargeIn{Disabled: true, MinSpeechMs: 400}
+		must(t, "CreateAssistant(with voice settings)", s.CreateAssistant(ctx, a))
+		got, err := s.GetAssistant(ctx, o.ID, a.ID)
+		must(t, "GetAssistant", err)
+		equal(t, fmt.Sprintf("GetAssistant(%s) with voice settings", a.ID), normAssistant(got), normAssistant(a))
+
+		upd := a
+		upd.Voice.Fallback, upd.Transcriber.Fallback = nil, nil
+		upd.Endpointing, upd.BargeIn = assistant.Endpointing{}, assistant.BargeIn{MinSpeechMs: 250}
+		upd.UpdatedAt = at(time.Hour)
+		must(t, "UpdateAssistant(fallbacks cleared)", s.UpdateAssistant(ctx, upd))
+		list, _, err := s.ListAssistants(ctx, o.ID, store.Page{Page: 1, PageSize: 10})
+		must(t, "ListAssistants", err)
+		equal(t, "ListAssistants after clearing the fallbacks", norm(list, normAssistant), norm([]assistant.Assistant{upd}, normAssistant))
+	})
+
 	t.Run("RaceWithAllocate", func(t *testing.T) { raceAllocateDelete(t, open) })
 
 	t.Run("DeleteWhileAllocated", func(t *testing.T) {

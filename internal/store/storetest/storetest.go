@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Purchases", testPurchases},
 		{"Contacts", testContacts},
 		{"Calls", testCalls},
+		{"Turns", testTurns},
 		{"Schedules", testSchedules},
 		{"Idempotency", testIdempotency},
 	}

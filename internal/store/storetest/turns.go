@@ -1,0 +1,169 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
+	"switchboard/internal/store"
+)
+
+func newTurn(c call.Call, seq int, role, text string, started time.Time) call.Turn {
+	return call.Turn{
+		ID: id.New("turn"), OrgID: c.OrgID, CallID: c.ID, Seq: seq, Role: role, Text: text,
+		StartedAt: started, EndedAt: started.Add(1500 * time.Millisecond),
+	}
+}
+
+// breakdown is a voice turn's breakdown whose durations have parts below
+// the microsecond, which the store drops (it keeps microseconds).
+func breakdown(base time.Duration) call.Breakdown {
+	return call.Breakdown{
+		Endpointing: base + 250*time.Millisecond + 999,
+		Transcriber: base + 80*time.Millisecond + 1,
+		Model:       base + 310*time.Millisecond + 123_456,
+		Voice:       base + 95*time.Millisecond,
+		Platform:    base + 4*time.Millisecond + 321,
+		Total:       5*base + 739*time.Millisecond + 124_777,
+	}
+}
+
+func normTurn(t call.Turn) call.Turn {
+	t.StartedAt, t.EndedAt = msTime(t.StartedAt), msTime(t.EndedAt)
+	t.Latency = t.Latency.Truncate(time.Microsecond)
+	if t.Breakdown != nil {
+		b := *t.Breakdown
+		for _, d := range []*time.Duration{&b.Endpointing, &b.Transcriber, &b.Model, &b.Voice, &b.Platform, &b.Total} {
+			*d = d.Truncate(time.Microsecond)
+		}
+		t.Breakdown = &b
+	}
+	return t
+}
+
+// mustTurns appends the turns in order.
+func mustTurns(t *testing.T, s store.Store, turns ...call.Turn) {
+	t.Helper()
+	for _, tn := range turns {
+		must(t, fmt.Sprintf("AppendTurn(%s seq %d)", tn.CallID, tn.Seq), s.AppendTurn(t.Context(), tn))
+	}
+}
+
+// listTurns checks a call's turns as ListTurns returns them.
+func listTurns(t *testing.T, s store.Store, orgID, callID, step string, want ...call.Turn) {
+	t.Helper()
+	got, err := s.ListTurns(t.Context(), orgID, callID)
+	desc := fmt.Sprintf("%s: ListTurns(%s)", step, callID)
+	must(t, desc, err)
+	equal(t, desc, norm(got, normTurn), norm(want, normTurn))
+}
+
+func testTurns(t *testing.T, open Opener) {
+	t.Run("AppendList", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		c := mustCall(t, s, newCall(o.ID, call.Web, t0))
+		first := newTurn(c, 1, call.RoleAssistant, "Hello! How can I help?", at(time.Second))
+		user := newTurn(c, 2, call.RoleUser, "Book me for Tuesday.", at(3*time.Second))
+		reply := newTurn(c, 3, call.RoleAssistant, "Tuesday it is.", at(4*time.Second))
+		reply.Latency = 739*time.Millisecond + 124_777
+		b := breakdown(0)
+		reply.Breakdown = &b
+		text := newTurn(c, 4, call.RoleAssistant, "Anything else?", at(6*time.Second))
+		text.Latency, text.Interrupted = 48*time.Microsecond, true
+		mustTurns(t, s, first, user, text, reply) // stored out of order, listed by seq
+
+		listTurns(t, s, o.ID, c.ID, "after AppendTurn", first, user, reply, text)
+
+		dup := newTurn(c, 2, call.RoleUser, "again", at(5*time.Second))
+		wantKind(t, "AppendTurn(seq already stored)", s.AppendTurn(ctx, dup), apperr.Conflict)
+		listTurns(t, s, o.ID, c.ID, "after a refused AppendTurn", first, user, reply, text)
+
+		none, err := s.ListTurns(ctx, o.ID, id.New(id.Call))
+		must(t, "ListTurns(call without turns)", err)
+		if len(none) != 0 {
+			t.Errorf("ListTurns(call without turns) = %d turns; want none", len(none))
+		}
+	})
+
+	t.Run("SetTurnBreakdown", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		c := mustCall(t, s, newCall(o.ID, call.Phone, t0))
+		user := newTurn(c, 1, call.RoleUser, "What are your hours?", at(time.Second))
+		reply := newTurn(c, 2, call.RoleAssistant, "Nine to five.", at(2*time.Second))
+		reply.Latency = 700 * time.Millisecond
+		other := newTurn(c, 3, call.RoleAssistant, "Anything else?", at(3*time.Second))
+		mustTurns(t, s, user, reply, other)
+
+		b := breakdown(0)
+		must(t, "SetTurnBreakdown(seq 2)", s.SetTurnBreakdown(ctx, o.ID, c.ID, 2, b))
+		reply.Breakdown = &b
+		listTurns(t, s, o.ID, c.ID, "after SetTurnBreakdown", user, reply, other)
+
+		// Setting it again replaces it; the same values again are no error.
+		b2 := breakdown(time.Second)
+		for range 2 {
+			must(t, "SetTurnBreakdown(seq 2) again", s.SetTurnBreakdown(ctx, o.ID, c.ID, 2, b2))
+		}
+		reply.Breakdown = &b2
+		listTurns(t, s, o.ID, c.ID, "after a second SetTurnBreakdown", user, reply, other)
+
+		// An all-zero breakdown is still a breakdown (not "none").
+		must(t, "SetTurnBreakdown(seq 3, zero)", s.SetTurnBreakdown(ctx, o.ID, c.ID, 3, call.Breakdown{}))
+		other.Breakdown = &call.Breakdown{}
+		listTurns(t, s, o.ID, c.ID, "after SetTurnBreakdown with zero durations", user, reply, other)
+
+		wantKind(t, "SetTurnBreakdown(unknown seq)", s.SetTurnBreakdown(ctx, o.ID, c.ID, 4, b), apperr.NotFound)
+		wantKind(t, "SetTurnBreakdown(unknown call)", s.SetTurnBreakdown(ctx, o.ID, id.New(id.Call), 2, b), apperr.NotFound)
+	})
+
+	t.Run("TruncateTurn", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		c := mustCall(t, s, newCall(o.ID, call.Web, t0))
+		user := newTurn(c, 1, call.RoleUser, "Tell me about the plans.", at(time.Second))
+		reply := newTurn(c, 2, call.RoleAssistant, "We have three plans: basic, plus and premium.", at(2*time.Second))
+		reply.Latency = 650 * time.Millisecond
+		b := breakdown(0)
+		reply.Breakdown = &b
+		mustTurns(t, s, user, reply)
+
+		must(t, "TruncateTurn(seq 2)", s.TruncateTurn(ctx, o.ID, c.ID, 2, "We have three plans:"))
+		reply.Text, reply.Interrupted = "We have three plans:", true
+		listTurns(t, s, o.ID, c.ID, "after TruncateTurn (only the text and the flag change)", user, reply)
+
+		must(t, "TruncateTurn(seq 2, nothing heard)", s.TruncateTurn(ctx, o.ID, c.ID, 2, ""))
+		reply.Text = ""
+		listTurns(t, s, o.ID, c.ID, "after TruncateTurn to nothing", user, reply)
+
+		wantKind(t, "TruncateTurn(unknown seq)", s.TruncateTurn(ctx, o.ID, c.ID, 3, "x"), apperr.NotFound)
+		wantKind(t, "TruncateTurn(unknown call)", s.TruncateTurn(ctx, o.ID, id.New(id.Call), 2, "x"), apperr.NotFound)
+	})
+
+	t.Run("OtherOrgIsNotFound", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		c := mustCall(t, s, newCall(o.ID, call.Web, t0))
+		reply := newTurn(c, 1, call.RoleAssistant, "Hello there.", at(time.Second))
+		b := breakdown(0)
+		reply.Breakdown = &b
+		mustTurns(t, s, reply)
+
+		got, err := s.ListTurns(ctx, other.ID, c.ID)
+		must(t, "ListTurns(other org, call)", err)
+		if len(got) != 0 {
+			t.Errorf("ListTurns(other org, call) = %d turns; want none", len(got))
+		}
+		wantKind(t, "SetTurnBreakdown(other org, call)", s.SetTurnBreakdown(ctx, other.ID, c.ID, 1, breakdown(time.Hour)), apperr.NotFound)
+		wantKind(t, "TruncateTurn(other org, call)", s.TruncateTurn(ctx, other.ID, c.ID, 1, "Hel"), apperr.NotFound)
+		listTurns(t, s, o.ID, c.ID, "owner, after the other org's SetTurnBreakdown and TruncateTurn", reply)
+	})
+}
