@@ -23,6 +23,7 @@ type TranscribeOptions struct {
 	Model string
 	// Hints are the answers the conversation expects next (a flow node's
 	// options): an engine may restrict recognition to them (a grammar).
+	// Streams that implement Hinter can change them later.
 	Hints []string
 }
 
@@ -60,6 +61,21 @@ type TranscribeStream interface {
 	Err() error
 	// Close ends the stream and releases its resources.
 	Close() error
+}
+
+// Hinter is implemented by streams that can change their hints between
+// utterances; new hints apply from the next utterance that starts.
+//
+// The pipeline opens one stream per call and calls SetHints as the
+// conversation moves (a flow node's expected answers after a closed
+// question, nil after an open one). An utterance starts with the first
+// Write or Finish after the stream opened or after the previous Finish;
+// one already started keeps the hints it began with. nil or empty hints
+// mean no restriction (an engine's full language model). SetHints is safe
+// to call from any goroutine, concurrently with Write and Finish; a
+// stream that does not implement Hinter keeps its Start hints.
+type Hinter interface {
+	SetHints(hints []string)
 }
 
 // VoiceOptions configure synthesis.

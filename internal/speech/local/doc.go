@@ -20,9 +20,10 @@
 // partial every ~200 ms of audio when the hypothesis changed, and a final
 // for every Finish (and after 60 s without one). A stream borrows a
 // decoder from the transcriber's pool for each utterance and returns it
-// at Finish or Close. Beyond speech.TranscribeStream, streams have
-// Dropped() (samples, partials int64), and the transcriber a Close()
-// error that frees its decoders.
+// at Finish or Close. Beyond speech.TranscribeStream, streams implement
+// speech.Hinter (SetHints changes the grammar from the next utterance on)
+// and have Dropped() (samples, partials int64), and the transcriber a
+// Close() error that frees its decoders.
 //
 // Recognition quality is honest but modest: pocketsphinx with the generic
 // language model is fine for closed-set turns (yes/no, a flow node's

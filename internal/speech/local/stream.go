@@ -32,6 +32,8 @@ const (
 
 var errStreamClosed = errors.New("local: transcribe stream closed")
 
+var _ speech.Hinter = (*stream)(nil)
+
 // stream is one recognition stream. Write and Finish queue audio and
 // utterance ends; one goroutine (run, owned by the stream and stopped by
 // Close or the Start context) decodes them in order. A decoder is borrowed
@@ -39,7 +41,6 @@ var errStreamClosed = errors.New("local: transcribe stream closed")
 // when it is finished, so idle calls hold none.
 type stream struct {
 	pool    *decoderPool
-	hints   []string
 	log     *slog.Logger
 	rs      *resampler // 8 kHz → 16 kHz; nil at 16 kHz
 	prior   []float32  // the cepstral-mean prior for the input rate
@@ -55,12 +56,17 @@ type stream struct {
 	closing bool      // Close was called
 	ended   bool      // run returned
 	err     error     // why run returned (nil after Close)
+	// nextHints, when hintsSet, are SetHints's hints waiting for the
+	// next utterance to start (a new segment).
+	nextHints []string
+	hintsSet  bool
 
 	stopOnce sync.Once
 
 	// Worker-only state.
 	dec          decoder
-	grammar      string
+	hints        []string // of the utterance being decoded
+	grammar      string   // built from hints when grammarBuilt
 	grammarBuilt bool
 	sincePartial int
 	uttSamples   int // decoded in the open utterance
@@ -71,9 +77,13 @@ type stream struct {
 }
 
 // segment is audio of one utterance; end marks that Finish closed it.
+// When newHints is set, hints replace the stream's from this utterance on
+// (SetHints was called before it started).
 type segment struct {
-	pcm []int16
-	end bool
+	pcm      []int16
+	end      bool
+	newHints bool
+	hints    []string
 }
 
 func newStream(pool *decoderPool, o speech.TranscribeOptions, log *slog.Logger) *stream {
@@ -103,7 +113,7 @@ func (s *stream) Write(pcm []int16) error {
 		return err
 	}
 	if n := len(s.queue); n == 0 || s.queue[n-1].end {
-		s.queue = append(s.queue, segment{})
+		s.queue = append(s.queue, s.newSegmentLocked())
 	}
 	last := &s.queue[len(s.queue)-1]
 	before := len(last.pcm)
@@ -113,15 +123,14 @@ func (s *stream) Write(pcm []int16) error {
 		last.pcm = append(last.pcm, pcm...)
 	}
 	s.queued += len(last.pcm) - before
-	for s.queued > maxQueued {
-		q := &s.queue[0]
+	// Drop the oldest audio beyond the bound. Segments stay, even
+	// emptied: each Finish still gets its final result.
+	for i := 0; s.queued > maxQueued && i < len(s.queue); i++ {
+		q := &s.queue[i]
 		n := min(len(q.pcm), s.queued-maxQueued)
 		q.pcm = q.pcm[n:]
 		s.queued -= n
 		s.droppedSamples.Add(int64(n))
-		if len(q.pcm) == 0 && !q.end && len(s.queue) > 1 {
-			s.queue = s.queue[1:]
-		}
 	}
 	s.signal()
 	return nil
@@ -136,12 +145,35 @@ func (s *stream) Finish() error {
 		return err
 	}
 	if n := len(s.queue); n == 0 || s.queue[n-1].end {
-		s.queue = append(s.queue, segment{end: true})
+		seg := s.newSegmentLocked()
+		seg.end = true
+		s.queue = append(s.queue, seg)
 	} else {
 		s.queue[n-1].end = true
 	}
 	s.signal()
 	return nil
+}
+
+// newSegmentLocked starts the queue's next utterance, carrying the hints
+// SetHints left for it.
+func (s *stream) newSegmentLocked() segment {
+	seg := segment{newHints: s.hintsSet, hints: s.nextHints}
+	s.hintsSet, s.nextHints = false, nil
+	return seg
+}
+
+// SetHints implements speech.Hinter: the hints (a flow node's expected
+// answers; nil or empty for the language model) apply from the next
+// utterance that starts, that is the first audio or Finish after the
+// call, and to every one after it until the next SetHints. An utterance
+// already started keeps its grammar: pocketsphinx changes its search only
+// between utterances. The grammar is built when that utterance opens a
+// decoder. SetHints on an ended stream does nothing.
+func (s *stream) SetHints(hints []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextHints, s.hintsSet = slices.Clone(hints), true
 }
 
 func (s *stream) usableLocked() error {
@@ -313,6 +345,12 @@ func (s *stream) take(buf []int16) (work, int) {
 		return workNone, 0
 	}
 	q := &s.queue[0]
+	if q.newHints {
+		// The worker reaches this utterance only after finishing the one
+		// before: from here on its hints are the stream's.
+		s.hints, s.grammarBuilt = q.hints, false
+		q.newHints, q.hints = false, nil
+	}
 	switch {
 	case len(q.pcm) >= len(buf) || (q.end && len(q.pcm) > 0):
 		n := copy(buf, q.pcm)

@@ -183,16 +183,22 @@ func TestStreamLongUtterance(t *testing.T) {
 // waitDrained waits until the stream's worker has taken all queued audio.
 func waitDrained(t *testing.T, s *stream) {
 	t.Helper()
+	waitQueued(t, s, 0)
+}
+
+// waitQueued waits until the stream has want samples queued.
+func waitQueued(t *testing.T, s *stream, want int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s.mu.Lock()
 		n := s.queued
 		s.mu.Unlock()
-		if n == 0 {
+		if n == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d samples still queued after 5 s", n)
+			t.Fatalf("%d samples still queued after 5 s, want %d", n, want)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -380,5 +386,100 @@ func BenchmarkStreamWrite(b *testing.B) {
 		if err := s.Write(frame); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestStreamSetHints: new hints apply from the next utterance that starts;
+// the one already started keeps its search; nil goes back to the language
+// model; hints set before an empty Finish still carry on.
+func TestStreamSetHints(t *testing.T) {
+	b := setupFake(t, 1)
+	s, _ := b.tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: 16000})
+	defer s.Close()
+	h := s.(speech.Hinter)
+	search := func(step string, want string) {
+		t.Helper()
+		final, _ := nextFinal(t, s)
+		if got, _, _ := strings.Cut(final.Text, " "); got != want {
+			t.Errorf("%s: final %q, want the %s search", step, final.Text, want)
+		}
+	}
+	writeSilence(t, s, 16000, 0.2)
+	h.SetHints([]string{"book", "cancel"}) // utterance 1 has started
+	writeSilence(t, s, 16000, 0.2)
+	s.Finish()
+	search("SetHints during utterance 1", "lm")
+
+	writeSilence(t, s, 16000, 0.2)
+	s.Finish()
+	search("utterance 2 after SetHints", "grammar")
+
+	h.SetHints(nil)
+	writeSilence(t, s, 16000, 0.2)
+	s.Finish()
+	search("utterance 3 after SetHints(nil)", "lm")
+
+	h.SetHints([]string{"yes", "no"})
+	s.Finish() // an empty utterance takes the hints
+	if final, _ := nextFinal(t, s); final.Text != "" {
+		t.Errorf("empty utterance: final %q, want \"\"", final.Text)
+	}
+	writeSilence(t, s, 16000, 0.2)
+	s.Finish()
+	search("utterance 5, after an empty one took the hints", "grammar")
+	writeSilence(t, s, 16000, 0.2)
+	s.Finish()
+	search("utterance 6, hints kept", "grammar")
+}
+
+// TestStreamDropsPastFinished: when the oldest queued utterance is
+// finished and its audio is all dropped, dropping moves on to the next one
+// (it once looped forever holding the lock) and the finished one still
+// gets its final result.
+func TestStreamDropsPastFinished(t *testing.T) {
+	b := setupFake(t, 1)
+	s1, _ := b.tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: 16000})
+	s2, _ := b.tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: 16000})
+	defer s1.Close()
+	defer s2.Close()
+	writeSilence(t, s1, 16000, 0.4)
+	waitLent(t, b.tr.pool, 1) // s1 holds the only decoder
+	writeSilence(t, s2, 16000, 0.1)
+	s2.Finish()
+	waitQueued(t, s2.(*stream), 1600-chunkSamples) // s2 took a chunk, waits for a decoder
+	wrote := make(chan error, 1)
+	go func() {
+		frame := make([]int16, 320)
+		for range 11 * 50 {
+			if err := s2.Write(frame); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("11 s of Write behind a finished utterance did not return within 5 s")
+	}
+	s2.Finish()
+	s1.Finish()
+	nextFinal(t, s1)
+	// The first 20 ms chunk of the finished utterance was taken before s2
+	// waited for the decoder; the rest of it was dropped first.
+	f, _ := nextFinal(t, s2)
+	if f.Text != fmt.Sprintf("lm n=%d cmn=%.0f", chunkSamples, cmnPrior16k[0]) {
+		t.Errorf("s2 first final = %q, want the chunk in hand (n=%d)", f.Text, chunkSamples)
+	}
+	f, _ = nextFinal(t, s2)
+	if f.Text != fmt.Sprintf("lm n=%d cmn=%.0f", maxQueued, cmnPrior16k[0]+1) {
+		t.Errorf("s2 second final = %q, want the last 10 s (n=%d)", f.Text, maxQueued)
+	}
+	if samples, _ := s2.(*stream).Dropped(); samples != 1600+11*16000-chunkSamples-maxQueued {
+		t.Errorf("Dropped() = %d samples, want %d", samples, 1600+11*16000-chunkSamples-maxQueued)
 	}
 }

@@ -289,3 +289,54 @@ func TestNewTranscriberUnavailable(t *testing.T) {
 		t.Errorf("NewTranscriber(empty model dir) = %v, want ErrUnavailable naming what to install", err)
 	}
 }
+
+// TestTranscribeSetHints is one call's stream changing its hints between
+// utterances (speech.Hinter), as the pipeline does when a flow moves from a
+// closed question to an open one and back: the same stream recognizes a
+// yes/no answer with the grammar, then a free sentence with the language
+// model, then a yes/no answer again.
+func TestTranscribeSetHints(t *testing.T) {
+	tr := newTestTranscriber(t, 1)
+	synth := newProgramSynthesizer(t)
+	yesNo := []string{"yes", "no"}
+	for _, rate := range []int{16000, 8000} {
+		s, err := tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: rate, Hints: yesNo})
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		h, ok := s.(speech.Hinter)
+		if !ok {
+			t.Fatalf("the local stream (%T) does not implement speech.Hinter", s)
+		}
+		// With the grammar still on, the sentence could only come back
+		// "yes" or "no" (0%). The language model gets it right at 16 kHz;
+		// at 8 kHz, after the short "yes" moved the stream's cepstral
+		// mean, it measured 56% ("i would like a book the point or
+		// tomorrow", 89% as a stream's first utterance).
+		lmAcc := 0.7
+		if rate == 8000 {
+			lmAcc = 0.4
+		}
+		for i, step := range []struct {
+			hints  []string // set before the utterance
+			say    string
+			minAcc float64
+		}{
+			{yesNo, "yes", 1},
+			{nil, bookingSentence, lmAcc},
+			{yesNo, "no", 1},
+		} {
+			if i > 0 {
+				h.SetHints(step.hints)
+			}
+			final, _ := utterance(t, s, callAudio(t, synth, step.say, rate), rate)
+			acc := wordAccuracy(step.say, final.Text)
+			t.Logf("%d Hz, hints %q: %q → %q (%.0f%%)", rate, step.hints, step.say, final.Text, 100*acc)
+			if acc < step.minAcc {
+				t.Errorf("%d Hz utterance %d with hints %q: said %q, got %q: word accuracy %.0f%%, want ≥ %.0f%%",
+					rate, i+1, step.hints, step.say, final.Text, 100*acc, 100*step.minAcc)
+			}
+		}
+		s.Close()
+	}
+}
