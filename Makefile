@@ -18,7 +18,20 @@ build-native: ## build bin/switchboard with the native offline speech engines (e
 	@./scripts/ensure-deps.sh speech
 	CGO_ENABLED=1 $(GO) build -tags speech_native -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard
 
-run: build ## build and serve on SQLite with the sandbox network (prints the first key)
+# run installs the offline speech packages when it can (root or password-less
+# sudo) and builds with them when they are present; otherwise, or if that
+# build fails, it builds the pure-Go server, which starts anyway and logs
+# which speech providers it lacks.
+run: ## install the speech packages if it can, build with them if present, serve on SQLite + sandbox (prints the first key)
+	@./scripts/ensure-deps.sh
+	@./scripts/speech-deps.sh --if-possible
+	@if ./scripts/speech-deps.sh --native && \
+		CGO_ENABLED=1 $(GO) build -tags speech_native -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard; then \
+		echo "run: built with the native speech engines (-tags speech_native)"; \
+	else \
+		echo "run: building without the native speech engines; the server logs which speech providers it lacks"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard; \
+	fi
 	./bin/switchboard serve
 
 test: ## go vet + go test -race on SQLite and PostgreSQL, with the native speech engines (what CI runs)

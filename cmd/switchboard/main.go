@@ -28,6 +28,8 @@ import (
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
 	"switchboard/internal/id"
+	"switchboard/internal/speech/cloud/deepgram"
+	"switchboard/internal/speech/cloud/elevenlabs"
 	"switchboard/internal/telephony/sandbox"
 )
 
@@ -145,6 +147,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	openaiKey := fs.String("openai-api-key", env("SWITCHBOARD_OPENAI_API_KEY", ""), "API key of the OpenAI-compatible server (env SWITCHBOARD_OPENAI_API_KEY); provider \"openai\" is enabled by a key or a non-default base URL")
 	anthropicURL := fs.String("anthropic-base-url", env("SWITCHBOARD_ANTHROPIC_BASE_URL", app.DefaultAnthropicBaseURL), "Anthropic Messages API base URL (env SWITCHBOARD_ANTHROPIC_BASE_URL)")
 	anthropicKey := fs.String("anthropic-api-key", env("SWITCHBOARD_ANTHROPIC_API_KEY", ""), "Anthropic API key (env SWITCHBOARD_ANTHROPIC_API_KEY); enables provider \"anthropic\"")
+	var sp app.SpeechConfig
+	fs.StringVar(&sp.DeepgramBaseURL, "deepgram-base-url", env("SWITCHBOARD_DEEPGRAM_BASE_URL", deepgram.DefaultBaseURL), "Deepgram API base URL, for live transcription and Aura voices (env SWITCHBOARD_DEEPGRAM_BASE_URL); another one (self-hosted) enables provider \"deepgram\"")
+	fs.StringVar(&sp.DeepgramKey, "deepgram-api-key", env("SWITCHBOARD_DEEPGRAM_API_KEY", ""), "Deepgram API key (env SWITCHBOARD_DEEPGRAM_API_KEY); enables transcriber and voice \"deepgram\"")
+	fs.StringVar(&sp.OpenAISTTBaseURL, "speech-openai-stt-base-url", env("SWITCHBOARD_SPEECH_OPENAI_STT_BASE_URL", ""), "OpenAI-compatible transcription server, e.g. whisper.cpp at http://127.0.0.1:8081/v1 (env SWITCHBOARD_SPEECH_OPENAI_STT_BASE_URL); enables transcriber \"openai\"")
+	fs.StringVar(&sp.OpenAITTSBaseURL, "speech-openai-tts-base-url", env("SWITCHBOARD_SPEECH_OPENAI_TTS_BASE_URL", ""), "OpenAI-compatible speech server (env SWITCHBOARD_SPEECH_OPENAI_TTS_BASE_URL); enables voice \"openai\"")
+	fs.StringVar(&sp.OpenAIKey, "speech-openai-api-key", env("SWITCHBOARD_SPEECH_OPENAI_API_KEY", ""), "key of the OpenAI-compatible speech servers (env SWITCHBOARD_SPEECH_OPENAI_API_KEY); with no speech URL set, enables transcriber and voice \"openai\" at OpenAI. Default: --openai-api-key when the model server is OpenAI")
+	fs.StringVar(&sp.ElevenLabsBaseURL, "elevenlabs-base-url", env("SWITCHBOARD_ELEVENLABS_BASE_URL", elevenlabs.DefaultBaseURL), "ElevenLabs API base URL (env SWITCHBOARD_ELEVENLABS_BASE_URL)")
+	fs.StringVar(&sp.ElevenLabsKey, "elevenlabs-api-key", env("SWITCHBOARD_ELEVENLABS_API_KEY", ""), "ElevenLabs API key (env SWITCHBOARD_ELEVENLABS_API_KEY); enables voice \"elevenlabs\"")
+	decoders, err := strconv.Atoi(env("SWITCHBOARD_LOCAL_STT_DECODERS", "0"))
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_LOCAL_STT_DECODERS: want a number, got %q", os.Getenv("SWITCHBOARD_LOCAL_STT_DECODERS"))
+	}
+	fs.IntVar(&sp.LocalSTTDecoders, "local-stt-decoders", decoders, "local transcriber: utterances decoded at once, ~100 MB each; 0 means 2×GOMAXPROCS, at least 4 (env SWITCHBOARD_LOCAL_STT_DECODERS)")
+	fs.StringVar(&sp.LocalSTTModelDir, "local-stt-model-dir", env("SWITCHBOARD_LOCAL_STT_MODEL_DIR", ""), "local transcriber: pocketsphinx en-us model directory (env SWITCHBOARD_LOCAL_STT_MODEL_DIR; default the pocketsphinx-en-us package's)")
+	fs.StringVar(&sp.EspeakProgram, "espeak-program", env("SWITCHBOARD_ESPEAK_PROGRAM", ""), "local voice: run this espeak-ng program instead of the linked library (env SWITCHBOARD_ESPEAK_PROGRAM; default the library, else espeak-ng on PATH)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -158,6 +175,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
 	cfg.WebhookAllowPrivate = *allowPrivate
 	cfg.OpenAIBaseURL, cfg.OpenAIKey, cfg.AnthropicBaseURL, cfg.AnthropicKey = *openaiURL, *openaiKey, *anthropicURL, *anthropicKey
+	cfg.Speech = sp
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	if *numbers != "" {
 		inv, err := sandbox.ParseNumbers(*numbers)

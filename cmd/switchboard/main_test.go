@@ -5,7 +5,9 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, args ...string) (string, error) {
@@ -72,4 +74,81 @@ func TestCLI(t *testing.T) {
 	if _, err := runCLI(t, "frobnicate"); err == nil {
 		t.Errorf("unknown command succeeded")
 	}
+}
+
+// TestServeSpeech: serve reads the speech settings from the environment,
+// starts with the providers they enable, says so in its startup log, and
+// never writes a key to the log.
+func TestServeSpeech(t *testing.T) {
+	keys := map[string]string{
+		"SWITCHBOARD_DEEPGRAM_API_KEY":      "dg-secret-3f9a71c2",
+		"SWITCHBOARD_ELEVENLABS_API_KEY":    "el-secret-81b4d0e6",
+		"SWITCHBOARD_SPEECH_OPENAI_API_KEY": "oa-secret-c05e2a99",
+	}
+	for k, v := range keys {
+		t.Setenv(k, v)
+	}
+	t.Setenv("SWITCHBOARD_SPEECH_OPENAI_STT_BASE_URL", "http://127.0.0.1:9/v1")
+	db := "sqlite:" + filepath.Join(t.TempDir(), "serve.db")
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db}, out, errb) }()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), `"msg":"serving"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve: no \"serving\" log line after 10 s:\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, errb.String())
+	}
+	logs := errb.String()
+	var line string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, `"msg":"speech providers"`) {
+			line = l
+		}
+	}
+	for _, want := range []string{`"transcribers":[`, `"deepgram"`, `"elevenlabs"`, `"openai_stt":"http://127.0.0.1:9/v1"`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("serve: speech providers log line = %q, want it to contain %s", line, want)
+		}
+	}
+	if strings.Contains(line, `"openai_tts"`) {
+		t.Errorf("serve: speech providers log line = %q: voice openai enabled although only the STT URL is set", line)
+	}
+	for env, key := range keys {
+		if strings.Contains(logs, key) || strings.Contains(out.String(), key) {
+			t.Errorf("serve: the value of %s appears in the output:\n%s", env, logs)
+		}
+	}
+	var sink bytes.Buffer
+	if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--deepgram-base-url", "ftp://x"}, &sink, &sink); err == nil || !strings.Contains(err.Error(), "DeepgramBaseURL") {
+		t.Errorf("serve --deepgram-base-url ftp://x: err = %v, want a refusal naming the setting", err)
+	}
+	t.Setenv("SWITCHBOARD_LOCAL_STT_DECODERS", "many")
+	if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", db}, &sink, &sink); err == nil || !strings.Contains(err.Error(), "SWITCHBOARD_LOCAL_STT_DECODERS") {
+		t.Errorf("serve with SWITCHBOARD_LOCAL_STT_DECODERS=many: err = %v, want one naming the variable", err)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a running server writes to while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

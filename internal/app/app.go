@@ -71,6 +71,9 @@ type Config struct {
 	OpenAIKey        string
 	AnthropicBaseURL string
 	AnthropicKey     string
+	// Speech providers (speech.go): the local engines when present, cloud
+	// ones by key or base URL.
+	Speech SpeechConfig
 	// PersonaThink is how long a sandbox persona pauses before answering.
 	PersonaThink time.Duration
 	// JoinTimeout is how long a web call waits for its client (default 60 s).
@@ -115,6 +118,7 @@ type Main struct {
 	workerCtx   context.Context
 	phone       *phoneConversations
 	gateway     *gateway.Server
+	speech      *SpeechEngines
 	stopWorkers context.CancelFunc
 	workers     sync.WaitGroup
 	// BootstrapKey is the key printed on the first start, for tests.
@@ -171,6 +175,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		models["anthropic"] = anthropic.New(cmpOr(cfg.AnthropicBaseURL, DefaultAnthropicBaseURL), cfg.AnthropicKey, modelHTTP)
 		providers.Model = append(providers.Model, "anthropic")
 	}
+	m.speech, err = NewSpeechEngines(cfg.Speech.inheritOpenAI(cfg.OpenAIBaseURL, cfg.OpenAIKey), log.With("component", "speech"))
+	if err != nil {
+		return nil, err
+	}
+	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard},
 		db, calls, sched, log, reg)
@@ -363,6 +372,7 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.phone != nil {
 		m.phone.wait()
 	}
+	errs = append(errs, m.speech.Close())
 	if m.sandbox != nil {
 		errs = append(errs, m.sandbox.Close())
 	}
