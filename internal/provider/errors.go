@@ -1,6 +1,9 @@
 // Package provider is what every client of a remote provider shares (the
 // model clients in internal/llm, the speech clients in internal/speech/cloud):
-// one classified Error and one table from HTTP status to retryability.
+// one classified Error, one table from HTTP status to retryability, and one
+// Endpoint that sends a request and turns every failure (a refused status,
+// a broken stream, a canceled context) into that Error with the API key
+// removed and Retry-After read. Each wire format stays in its client.
 package provider
 
 import (

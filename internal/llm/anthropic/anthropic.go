@@ -15,6 +15,7 @@ import (
 
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/internal/wire"
+	"switchboard/internal/provider"
 )
 
 // Provider is the name in llm.Error.Provider.
@@ -29,7 +30,8 @@ const DefaultMaxTokens = 1024
 
 // Client streams messages from one base URL.
 type Client struct {
-	ep wire.Endpoint
+	ep  provider.Endpoint
+	url string
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -46,27 +48,23 @@ func New(baseURL, apiKey string, hc *http.Client) *Client {
 	if apiKey != "" {
 		h.Set("X-Api-Key", apiKey)
 	}
-	return &Client{ep: wire.Endpoint{
-		Provider:   Provider,
-		URL:        base + "/v1/messages",
-		Header:     h,
-		Secret:     apiKey,
-		HTTP:       hc,
-		ParseError: parseError,
-	}}
+	return &Client{
+		ep:  wire.Endpoint(Provider, apiKey, h, hc, parseError),
+		url: base + "/v1/messages",
+	}
 }
 
 // Stream implements llm.Client.
 func (c *Client) Stream(ctx context.Context, req llm.Request, onDelta func(string)) (llm.Result, error) {
 	start := time.Now()
 	if err := req.Validate(); err != nil {
-		return llm.Result{}, c.ep.Invalid(err)
+		return llm.Result{}, wire.Invalid(&c.ep, err)
 	}
 	body, err := json.Marshal(encodeRequest(req))
 	if err != nil {
-		return llm.Result{}, c.ep.Invalid(err)
+		return llm.Result{}, wire.Invalid(&c.ep, err)
 	}
-	resp, err := c.ep.Post(ctx, body)
+	resp, err := c.ep.Post(ctx, c.url, "application/json", body)
 	if err != nil {
 		return llm.Result{}, err
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"switchboard/internal/llm"
-	"switchboard/internal/llm/internal/wire"
 	"switchboard/internal/llm/llmtest"
+	"switchboard/internal/provider"
 )
 
 // TestEncodeHistory is the table from provider-neutral histories to the
@@ -103,7 +103,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ep := &wire.Endpoint{Provider: Provider}
+	ep := &provider.Endpoint{Provider: Provider}
 	f.Fuzz(func(t *testing.T, body string) {
 		var text strings.Builder
 		d := newDecoder(ep, time.Now(), func(s string) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"switchboard/internal/provider/providertest"
 )
 
 // AnthropicVersion is the anthropic-version header the fake requires.
@@ -51,7 +53,7 @@ func (f *anthropicFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, n, http.StatusInternalServerError, "")
 		return
 	}
-	if !s.wait(r.Context(), turn.Delay) {
+	if !s.fake.Wait(r.Context(), turn.Delay) {
 		return
 	}
 	if turn.Status != 0 {
@@ -128,7 +130,7 @@ func (f *anthropicFake) stream(w http.ResponseWriter, r *http.Request, n int, tu
 		index++
 	}
 	if turn.Hang {
-		f.s.hang(r.Context())
+		f.s.fake.Hang(r.Context())
 		return
 	}
 	if turn.Truncate {
@@ -227,7 +229,7 @@ func anthropicError(w http.ResponseWriter, n, status int, msg string) {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	writeJSON(w, status, struct {
+	providertest.WriteJSON(w, status, struct {
 		Type      string `json:"type"`
 		Error     detail `json:"error"`
 		RequestID string `json:"request_id"`
@@ -279,51 +281,51 @@ type anTool struct {
 }
 
 // checkAnthropic validates a request as the API would and lists what is wrong.
-func checkAnthropic(r *http.Request, body []byte) (*anRequest, problems) {
-	var p problems
+func checkAnthropic(r *http.Request, body []byte) (*anRequest, providertest.Problems) {
+	var p providertest.Problems
 	if v := r.Header.Get("Anthropic-Version"); v != AnthropicVersion {
-		p.add("anthropic-version header is %q, want %q", v, AnthropicVersion)
+		p.Add("anthropic-version header is %q, want %q", v, AnthropicVersion)
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		p.add("Content-Type is %q, want application/json", ct)
+		p.Add("Content-Type is %q, want application/json", ct)
 	}
 	var req anRequest
-	if err := strictDecode(body, &req); err != nil {
-		p.add("body: %v", err)
+	if err := providertest.StrictDecode(body, &req); err != nil {
+		p.Add("body: %v", err)
 		return &req, p
 	}
 	if req.Model == "" {
-		p.add("model: required")
+		p.Add("model: required")
 	}
 	if req.MaxTokens == nil {
-		p.add("max_tokens: required")
+		p.Add("max_tokens: required")
 	} else if *req.MaxTokens < 1 {
-		p.add("max_tokens: %d, want at least 1", *req.MaxTokens)
+		p.Add("max_tokens: %d, want at least 1", *req.MaxTokens)
 	}
 	if req.Stream == nil || !*req.Stream {
-		p.add("stream: must be true (the fake only streams)")
+		p.Add("stream: must be true (the fake only streams)")
 	}
 	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 1) {
-		p.add("temperature: %v is outside [0, 1]", *req.Temperature)
+		p.Add("temperature: %v is outside [0, 1]", *req.Temperature)
 	}
 	if len(req.System) > 0 {
 		var s string
 		var blocks []anBlock
-		if json.Unmarshal(req.System, &s) != nil && (strictDecode(req.System, &blocks) != nil || !allText(blocks)) {
-			p.add("system: must be a string or an array of text blocks")
+		if json.Unmarshal(req.System, &s) != nil && (providertest.StrictDecode(req.System, &blocks) != nil || !allText(blocks)) {
+			p.Add("system: must be a string or an array of text blocks")
 		}
 	}
 	if len(req.Messages) == 0 {
-		p.add("messages: at least one message is required")
+		p.Add("messages: at least one message is required")
 	} else if req.Messages[0].Role != "user" {
-		p.add("messages[0].role: the first message must use the user role")
+		p.Add("messages[0].role: the first message must use the user role")
 	}
 	var toolUses []string // ids of the previous assistant message's tool_use blocks
 	for i, m := range req.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
 		blocks, ok := contentBlocks(m.Content)
 		if !ok {
-			p.add("%s.content: must be a non-empty string or a non-empty array of content blocks", field)
+			p.Add("%s.content: must be a non-empty string or a non-empty array of content blocks", field)
 			continue
 		}
 		answered := map[string]bool{}
@@ -333,37 +335,37 @@ func checkAnthropic(r *http.Request, body []byte) (*anRequest, problems) {
 			switch b.Type {
 			case "text":
 				if b.Text == nil || strings.TrimSpace(*b.Text) == "" {
-					p.add("%s: text content blocks must contain non-whitespace text", f)
+					p.Add("%s: text content blocks must contain non-whitespace text", f)
 				}
 				seenOther = true
 			case "tool_use":
 				if m.Role != "assistant" {
-					p.add("%s: tool_use blocks only appear in assistant messages", f)
+					p.Add("%s: tool_use blocks only appear in assistant messages", f)
 				}
 				if b.ID == "" || b.Name == "" {
-					p.add("%s: tool_use needs id and name", f)
+					p.Add("%s: tool_use needs id and name", f)
 				}
 				if !isObject(b.Input) {
-					p.add("%s.input: must be an object", f)
+					p.Add("%s.input: must be an object", f)
 				}
 				seenOther = true
 			case "tool_result":
 				switch {
 				case m.Role != "user":
-					p.add("%s: tool_result blocks only appear in user messages", f)
+					p.Add("%s: tool_result blocks only appear in user messages", f)
 				case !slices.Contains(toolUses, b.ToolUseID):
-					p.add("%s.tool_use_id: %q matches no tool_use block of the previous message", f, b.ToolUseID)
+					p.Add("%s.tool_use_id: %q matches no tool_use block of the previous message", f, b.ToolUseID)
 				case seenOther:
-					p.add("%s: tool_result blocks must come before any other content", f)
+					p.Add("%s: tool_result blocks must come before any other content", f)
 				}
 				answered[b.ToolUseID] = true
 			default:
-				p.add("%s.type: %q is not supported by the fake", f, b.Type)
+				p.Add("%s.type: %q is not supported by the fake", f, b.Type)
 			}
 		}
 		for _, id := range toolUses {
 			if !answered[id] {
-				p.add("%s: tool_use ids were found without tool_result blocks immediately after: %s", field, id)
+				p.Add("%s: tool_use ids were found without tool_result blocks immediately after: %s", field, id)
 			}
 		}
 		toolUses = nil
@@ -374,22 +376,22 @@ func checkAnthropic(r *http.Request, body []byte) (*anRequest, problems) {
 				}
 			}
 		} else if m.Role != "user" {
-			p.add("%s.role: %q is not user or assistant (the system prompt is the top-level system field)", field, m.Role)
+			p.Add("%s.role: %q is not user or assistant (the system prompt is the top-level system field)", field, m.Role)
 		}
 	}
 	if len(toolUses) > 0 {
-		p.add("messages: the last message calls tools (%s) that no tool_result answers", strings.Join(toolUses, ", "))
+		p.Add("messages: the last message calls tools (%s) that no tool_result answers", strings.Join(toolUses, ", "))
 	}
 	for i, t := range req.Tools {
 		field := fmt.Sprintf("tools[%d]", i)
 		if !validToolName(t.Name) {
-			p.add("%s.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", field, t.Name)
+			p.Add("%s.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", field, t.Name)
 		}
 		var schema struct {
 			Type string `json:"type"`
 		}
 		if !isObject(t.InputSchema) || json.Unmarshal(t.InputSchema, &schema) != nil || schema.Type != "object" {
-			p.add(`%s.input_schema: must be a JSON Schema object with "type": "object"`, field)
+			p.Add(`%s.input_schema: must be a JSON Schema object with "type": "object"`, field)
 		}
 	}
 	return &req, p
@@ -402,7 +404,7 @@ func contentBlocks(raw json.RawMessage) ([]anBlock, bool) {
 		return []anBlock{{Type: "text", Text: &s}}, s != ""
 	}
 	var blocks []anBlock
-	if err := strictDecode(raw, &blocks); err != nil || len(blocks) == 0 {
+	if err := providertest.StrictDecode(raw, &blocks); err != nil || len(blocks) == 0 {
 		return nil, false
 	}
 	return blocks, true

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"switchboard/internal/llm"
+	"switchboard/internal/provider/providertest"
 )
 
 // Provider binds a client implementation to the fake speaking its wire format.
@@ -161,56 +161,18 @@ func Exercise(t *testing.T, p Provider) {
 		}
 	})
 
-	t.Run("Status", func(t *testing.T) {
-		t.Parallel()
-		for _, tt := range []struct {
-			status    int
-			retryable bool
-		}{
-			{400, false}, {401, false}, {403, false}, {404, false},
-			{429, true}, {500, true}, {503, true}, {529, true},
-		} {
-			t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
-				t.Parallel()
-				bundle := setup(t, Turn{Status: tt.status})
-				_, _, err := collect(t.Context(), bundle.client, baseRequest())
-				le := asError(t, err)
-				if le.Status != tt.status || le.Retryable != tt.retryable || le.Provider != p.Name || le.Message == "" {
-					t.Errorf("Stream answered %d: got %+v, want Status %d, Retryable %v, Provider %q and a message", tt.status, le, tt.status, tt.retryable, p.Name)
-				}
-			})
-		}
-	})
-
-	t.Run("RetryAfter", func(t *testing.T) {
-		t.Parallel()
-		for _, tt := range []struct {
-			name     string
-			header   string
-			min, max time.Duration
-		}{
-			{"seconds", "7", 7 * time.Second, 7 * time.Second},
-			{"HTTP date", time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat), 28 * time.Second, 30 * time.Second},
-			{"absent", "", 0, 0},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				t.Parallel()
-				bundle := setup(t, Turn{Status: http.StatusTooManyRequests, RetryAfter: tt.header})
-				_, _, err := collect(t.Context(), bundle.client, baseRequest())
-				le := asError(t, err)
-				if !le.Retryable || le.RetryAfter < tt.min || le.RetryAfter > tt.max {
-					t.Errorf("Stream after 429 with Retry-After %q: Retryable %v, RetryAfter %v; want retryable, RetryAfter in [%v, %v]", tt.header, le.Retryable, le.RetryAfter, tt.min, tt.max)
-				}
-			})
-		}
-	})
+	providertest.ExerciseClassification(t, p.Name, func(t *testing.T, status int, retryAfter string) error {
+		bundle := setup(t, Turn{Status: status, RetryAfter: retryAfter})
+		_, _, err := collect(t.Context(), bundle.client, baseRequest())
+		return err
+	}, providertest.Refusal{Status: 529, Retryable: true}) // Anthropic's overloaded_error
 
 	t.Run("WrongKey", func(t *testing.T) {
 		t.Parallel()
 		srv := p.NewServer(t)
 		const key = "sk-wrong-7c1d5e9a3b8f2d6e4a0c"
 		_, _, err := collect(t.Context(), p.NewClient(srv.URL, key), baseRequest())
-		le := asError(t, err)
+		le := providertest.AsError(t, err)
 		if le.Status != http.StatusUnauthorized || le.Retryable {
 			t.Errorf("Stream with a wrong key: Status %d, Retryable %v; want 401, not retryable", le.Status, le.Retryable)
 		}
@@ -223,7 +185,7 @@ func Exercise(t *testing.T, p Provider) {
 		t.Parallel()
 		bundle := setup(t, Turn{Text: []string{"One", " two", " three", " four"}, MidStreamError: true})
 		res, deltas, err := collect(t.Context(), bundle.client, baseRequest())
-		le := asError(t, err)
+		le := providertest.AsError(t, err)
 		if !le.Retryable || le.Message == "" {
 			t.Errorf("Stream with an error mid-stream: %+v, want retryable with a message", le)
 		}
@@ -236,7 +198,7 @@ func Exercise(t *testing.T, p Provider) {
 		t.Parallel()
 		bundle := setup(t, Turn{Text: []string{"Your appointment", " is at"}, Truncate: true})
 		res, _, err := collect(t.Context(), bundle.client, baseRequest())
-		le := asError(t, err)
+		le := providertest.AsError(t, err)
 		if !le.Retryable || le.Code != llm.CodeTruncated {
 			t.Errorf("Stream of a truncated stream: %+v, want retryable %q", le, llm.CodeTruncated)
 		}
@@ -271,7 +233,7 @@ func Exercise(t *testing.T, p Provider) {
 		if took := time.Since(canceledAt); took > time.Second {
 			t.Errorf("Stream returned %v after cancel, want promptly", took)
 		}
-		le := asError(t, err)
+		le := providertest.AsError(t, err)
 		if !errors.Is(err, context.Canceled) || le.Retryable || le.Code != llm.CodeCanceled {
 			t.Errorf("Stream canceled: %v (%+v), want errors.Is context.Canceled, code %q, not retryable", err, le, llm.CodeCanceled)
 		}
@@ -290,7 +252,7 @@ func Exercise(t *testing.T, p Provider) {
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("Stream took %v past a 100ms deadline", took)
 		}
-		le := asError(t, err)
+		le := providertest.AsError(t, err)
 		if !errors.Is(err, context.DeadlineExceeded) || le.Code != llm.CodeDeadline || !le.Retryable {
 			t.Errorf("Stream past its deadline: %v (%+v), want errors.Is context.DeadlineExceeded, code %q, retryable", err, le, llm.CodeDeadline)
 		}
@@ -319,7 +281,7 @@ func Exercise(t *testing.T, p Provider) {
 		req.Model = ""
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, Content: "orphan"})
 		_, _, err := collect(t.Context(), bundle.client, req)
-		le := asError(t, err)
+		le := providertest.AsError(t, err)
 		if le.Code != llm.CodeInvalidRequest || le.Retryable || !strings.Contains(le.Message, "model") || !strings.Contains(le.Message, "messages[1].toolCallId") {
 			t.Errorf("Stream(invalid request) = %+v, want %q naming model and messages[1].toolCallId", le, llm.CodeInvalidRequest)
 		}
@@ -341,15 +303,6 @@ func collect(ctx context.Context, c llm.Client, req llm.Request) (llm.Result, []
 		deltas = append(deltas, s)
 	})
 	return res, deltas, err
-}
-
-func asError(t *testing.T, err error) *llm.Error {
-	t.Helper()
-	var le *llm.Error
-	if !errors.As(err, &le) {
-		t.Fatalf("Stream error = %v (%T), want *llm.Error", err, err)
-	}
-	return le
 }
 
 func baseRequest() llm.Request {

@@ -13,15 +13,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"switchboard/internal/llm"
+	"switchboard/internal/provider/providertest"
 )
 
 // APIKey is the key both fakes accept. Any other key gets the provider's 401,
@@ -70,9 +69,7 @@ type Server struct {
 	URL string
 
 	t    testing.TB
-	hs   *httptest.Server
-	done chan struct{}
-	once sync.Once
+	fake *providertest.Server
 
 	mu       sync.Mutex
 	script   []Turn
@@ -85,10 +82,9 @@ const maxRequestBody = 8 << 20
 
 func newServer(t testing.TB, script []Turn, handler func(s *Server) http.Handler) *Server {
 	t.Helper()
-	s := &Server{t: t, done: make(chan struct{}), script: script}
-	s.hs = httptest.NewServer(handler(s))
-	s.URL = s.hs.URL
-	t.Cleanup(s.Close)
+	s := &Server{t: t, script: script}
+	s.fake = providertest.NewServer(t, handler(s))
+	s.URL = s.fake.URL
 	return s
 }
 
@@ -102,20 +98,12 @@ func (s *Server) Requests() []json.RawMessage {
 
 // Close ends every stream still open (Hang, Delay) and shuts the server
 // down. It is safe to call twice; tests need not call it at all.
-func (s *Server) Close() {
-	s.once.Do(func() {
-		close(s.done)
-		s.hs.Close()
-	})
-}
+func (s *Server) Close() { s.fake.Close() }
 
 // receive reads and records the body. It returns the request's number
 // (1-based) for messages.
 func (s *Server) receive(r *http.Request) (int, []byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
-	if err == nil && len(body) > maxRequestBody {
-		err = fmt.Errorf("body over %d bytes", maxRequestBody)
-	}
+	body, err := providertest.ReadBody(r, maxRequestBody)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := json.RawMessage(body)
@@ -135,30 +123,6 @@ func (s *Server) take() (Turn, bool) {
 	}
 	s.next++
 	return s.script[s.next-1], true
-}
-
-// wait sleeps d, returning false early if the client left or the server closed.
-func (s *Server) wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-	case <-s.done:
-	}
-	return false
-}
-
-// hang blocks until the client leaves or the server closes.
-func (s *Server) hang(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-	case <-s.done:
-	}
 }
 
 // eventWriter writes server-sent events, flushing each one, waiting the
@@ -192,7 +156,7 @@ func (ew *eventWriter) event(name string, data any) bool {
 		}
 		raw = string(b)
 	}
-	if ew.sent > 0 && !ew.s.wait(ew.ctx, ew.interval) {
+	if ew.sent > 0 && !ew.s.fake.Wait(ew.ctx, ew.interval) {
 		return false
 	}
 	ew.sent++
@@ -250,20 +214,6 @@ func usageFor(turn Turn, body []byte, pieces int) (in, out int) {
 // midpoint is how many text chunks are sent before a MidStreamError.
 func midpoint(turn Turn) int { return (len(turn.Text) + 1) / 2 }
 
-// strictDecode decodes raw into v refusing unknown fields, as the real APIs
-// refuse unknown parameters.
-func strictDecode(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
-}
-
 // isObject reports whether raw is a JSON object.
 func isObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
@@ -281,15 +231,4 @@ func validToolName(s string) bool {
 		}
 	}
 	return true
-}
-
-// problems collects what is wrong with a request.
-type problems []string
-
-func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"switchboard/internal/provider/providertest"
 )
 
 // NewOpenAI starts a fake OpenAI Chat Completions server; its URL ends in
@@ -52,7 +54,7 @@ func (f *openAIFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusInternalServerError, "")
 		return
 	}
-	if !s.wait(r.Context(), turn.Delay) {
+	if !s.fake.Wait(r.Context(), turn.Delay) {
 		return
 	}
 	if turn.Status != 0 {
@@ -125,7 +127,7 @@ func (f *openAIFake) stream(w http.ResponseWriter, r *http.Request, n int, turn 
 		}
 	}
 	if turn.Hang {
-		f.s.hang(r.Context())
+		f.s.fake.Hang(r.Context())
 		return
 	}
 	if turn.Truncate {
@@ -225,7 +227,7 @@ func openAIError(w http.ResponseWriter, status int, msg string) {
 		Param   *string `json:"param"`
 		Code    *string `json:"code"`
 	}
-	writeJSON(w, status, struct {
+	providertest.WriteJSON(w, status, struct {
 		Error body `json:"error"`
 	}{body{Message: e.msg, Type: e.typ, Code: code}})
 }
@@ -297,30 +299,30 @@ type oaTool struct {
 }
 
 // checkOpenAI validates a request as the API would and lists what is wrong.
-func checkOpenAI(r *http.Request, body []byte) (*oaRequest, problems) {
-	var p problems
+func checkOpenAI(r *http.Request, body []byte) (*oaRequest, providertest.Problems) {
+	var p providertest.Problems
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		p.add("Content-Type is %q, want application/json", ct)
+		p.Add("Content-Type is %q, want application/json", ct)
 	}
 	var req oaRequest
-	if err := strictDecode(body, &req); err != nil {
-		p.add("body: %v", err)
+	if err := providertest.StrictDecode(body, &req); err != nil {
+		p.Add("body: %v", err)
 		return &req, p
 	}
 	if req.Model == "" {
-		p.add("model: required")
+		p.Add("model: required")
 	}
 	if req.Stream == nil || !*req.Stream {
-		p.add(`stream: must be true (the fake only streams)`)
+		p.Add(`stream: must be true (the fake only streams)`)
 	}
 	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
-		p.add("temperature: %v is outside [0, 2]", *req.Temperature)
+		p.Add("temperature: %v is outside [0, 2]", *req.Temperature)
 	}
 	if req.MaxTokens != nil && *req.MaxTokens < 1 {
-		p.add("max_tokens: %d, want at least 1", *req.MaxTokens)
+		p.Add("max_tokens: %d, want at least 1", *req.MaxTokens)
 	}
 	if len(req.Messages) == 0 {
-		p.add("messages: at least one message is required")
+		p.Add("messages: at least one message is required")
 	}
 	// open holds the tool call ids of the last assistant message that the
 	// following tool messages have not answered yet.
@@ -328,7 +330,7 @@ func checkOpenAI(r *http.Request, body []byte) (*oaRequest, problems) {
 	for i, m := range req.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
 		if m.Role != "tool" && len(open) > 0 {
-			p.add("%s: an assistant message with tool_calls must be followed by tool messages answering each tool_call_id; unanswered: %s", field, keys(open))
+			p.Add("%s: an assistant message with tool_calls must be followed by tool messages answering each tool_call_id; unanswered: %s", field, keys(open))
 			clear(open)
 		}
 		var text string
@@ -337,69 +339,69 @@ func checkOpenAI(r *http.Request, body []byte) (*oaRequest, problems) {
 		switch m.Role {
 		case "system", "developer", "user":
 			if !isString && !isArray(m.Content) {
-				p.add("%s.content: must be a string or an array of content parts", field)
+				p.Add("%s.content: must be a string or an array of content parts", field)
 			}
 		case "assistant":
 			if isNull && len(m.ToolCalls) == 0 {
-				p.add("%s.content: required unless tool_calls is set", field)
+				p.Add("%s.content: required unless tool_calls is set", field)
 			}
 			if !isNull && !isString && !isArray(m.Content) {
-				p.add("%s.content: must be a string, an array or null", field)
+				p.Add("%s.content: must be a string, an array or null", field)
 			}
 			for j, tc := range m.ToolCalls {
 				f := fmt.Sprintf("%s.tool_calls[%d]", field, j)
 				if tc.ID == "" {
-					p.add("%s.id: required", f)
+					p.Add("%s.id: required", f)
 				}
 				if tc.Type != "function" {
-					p.add("%s.type: %q, want \"function\"", f, tc.Type)
+					p.Add("%s.type: %q, want \"function\"", f, tc.Type)
 				}
 				if tc.Function.Name == "" {
-					p.add("%s.function.name: required", f)
+					p.Add("%s.function.name: required", f)
 				}
 				var args string
 				if json.Unmarshal(tc.Function.Arguments, &args) != nil {
-					p.add("%s.function.arguments: must be a string of JSON", f)
+					p.Add("%s.function.arguments: must be a string of JSON", f)
 				} else if !json.Valid([]byte(args)) {
-					p.add("%s.function.arguments: %q is not JSON", f, args)
+					p.Add("%s.function.arguments: %q is not JSON", f, args)
 				}
 				open[tc.ID] = true
 			}
 		case "tool":
 			if !isString {
-				p.add("%s.content: must be a string", field)
+				p.Add("%s.content: must be a string", field)
 			}
 			switch {
 			case m.ToolCallID == "":
-				p.add("%s.tool_call_id: required", field)
+				p.Add("%s.tool_call_id: required", field)
 			case !open[m.ToolCallID]:
-				p.add("%s.tool_call_id: %q answers no tool call of the preceding assistant message", field, m.ToolCallID)
+				p.Add("%s.tool_call_id: %q answers no tool call of the preceding assistant message", field, m.ToolCallID)
 			}
 			delete(open, m.ToolCallID)
 		default:
-			p.add("%s.role: %q is not system, developer, user, assistant or tool", field, m.Role)
+			p.Add("%s.role: %q is not system, developer, user, assistant or tool", field, m.Role)
 		}
 		if m.Role != "assistant" && len(m.ToolCalls) > 0 {
-			p.add("%s.tool_calls: only assistant messages have tool calls", field)
+			p.Add("%s.tool_calls: only assistant messages have tool calls", field)
 		}
 	}
 	if len(open) > 0 {
-		p.add("messages: tool calls never answered: %s", keys(open))
+		p.Add("messages: tool calls never answered: %s", keys(open))
 	}
 	for i, t := range req.Tools {
 		field := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			p.add("%s.type: %q, want \"function\"", field, t.Type)
+			p.Add("%s.type: %q, want \"function\"", field, t.Type)
 		}
 		if !validToolName(t.Function.Name) {
-			p.add("%s.function.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", field, t.Function.Name)
+			p.Add("%s.function.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", field, t.Function.Name)
 		}
 		if len(t.Function.Parameters) > 0 && !isObject(t.Function.Parameters) {
-			p.add("%s.function.parameters: must be a JSON Schema object", field)
+			p.Add("%s.function.parameters: must be a JSON Schema object", field)
 		}
 	}
 	if req.StreamOptions != nil && (req.Stream == nil || !*req.Stream) {
-		p.add("stream_options: only allowed when stream is true")
+		p.Add("stream_options: only allowed when stream is true")
 	}
 	return &req, p
 }

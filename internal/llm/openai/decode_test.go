@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"switchboard/internal/llm"
-	"switchboard/internal/llm/internal/wire"
+	"switchboard/internal/provider"
 )
 
 // FuzzDecode feeds arbitrary bytes as a stream body. The decoder must not
@@ -27,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ep := &wire.Endpoint{Provider: Provider}
+	ep := &provider.Endpoint{Provider: Provider}
 	f.Fuzz(func(t *testing.T, body string) {
 		var text strings.Builder
 		d := newDecoder(ep, time.Now(), func(s string) {

@@ -17,6 +17,7 @@ import (
 
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/internal/wire"
+	"switchboard/internal/provider"
 )
 
 // Provider is the name in llm.Error.Provider.
@@ -24,7 +25,8 @@ const Provider = "openai"
 
 // Client streams chat completions from one base URL.
 type Client struct {
-	ep wire.Endpoint
+	ep  provider.Endpoint
+	url string
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -40,27 +42,23 @@ func New(baseURL, apiKey string, hc *http.Client) *Client {
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)
 	}
-	return &Client{ep: wire.Endpoint{
-		Provider:   Provider,
-		URL:        strings.TrimRight(baseURL, "/") + "/chat/completions",
-		Header:     h,
-		Secret:     apiKey,
-		HTTP:       hc,
-		ParseError: parseError,
-	}}
+	return &Client{
+		ep:  wire.Endpoint(Provider, apiKey, h, hc, parseError),
+		url: strings.TrimRight(baseURL, "/") + "/chat/completions",
+	}
 }
 
 // Stream implements llm.Client.
 func (c *Client) Stream(ctx context.Context, req llm.Request, onDelta func(string)) (llm.Result, error) {
 	start := time.Now()
 	if err := req.Validate(); err != nil {
-		return llm.Result{}, c.ep.Invalid(err)
+		return llm.Result{}, wire.Invalid(&c.ep, err)
 	}
 	body, err := json.Marshal(encodeRequest(req))
 	if err != nil {
-		return llm.Result{}, c.ep.Invalid(err)
+		return llm.Result{}, wire.Invalid(&c.ep, err)
 	}
-	resp, err := c.ep.Post(ctx, body)
+	resp, err := c.ep.Post(ctx, c.url, "application/json", body)
 	if err != nil {
 		return llm.Result{}, err
 	}

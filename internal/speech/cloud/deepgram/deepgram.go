@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud/internal/wire"
 )
 
@@ -23,12 +24,12 @@ const Provider = "deepgram"
 // DefaultBaseURL is used when the constructors get "".
 const DefaultBaseURL = "https://api.deepgram.com/v1"
 
-func newEndpoint(apiKey string, hc *http.Client) wire.Endpoint {
+func newEndpoint(apiKey string, hc *http.Client) provider.Endpoint {
 	h := http.Header{}
 	if apiKey != "" {
 		h.Set("Authorization", "Token "+apiKey)
 	}
-	return wire.Endpoint{Provider: Provider, Header: h, Secret: apiKey, HTTP: hc, ParseError: parseError}
+	return wire.Endpoint(Provider, apiKey, h, hc, parseError)
 }
 
 // errorBody is Deepgram's error body, in either of its two documented

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
@@ -69,7 +70,7 @@ type Transcriber struct {
 
 	base   string
 	config error
-	ep     wire.Endpoint
+	ep     provider.Endpoint
 }
 
 var _ speech.Transcriber = (*Transcriber)(nil)
@@ -167,7 +168,7 @@ func (t *Transcriber) dialError(ctx context.Context, resp *http.Response, err er
 	}
 	var body []byte
 	if resp.Body != nil {
-		body, _ = io.ReadAll(io.LimitReader(resp.Body, wire.MaxErrorBody))
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, provider.MaxErrorBody))
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		body = []byte(resp.Header.Get("dg-error"))
@@ -185,7 +186,7 @@ type Stream struct {
 	keepAlive    time.Duration
 	writeTimeout time.Duration
 	closeTimeout time.Duration
-	ep           *wire.Endpoint
+	ep           *provider.Endpoint
 
 	audio      chan []byte // bounded; Write drops the oldest when full
 	control    chan []byte
@@ -447,7 +448,7 @@ func (s *Stream) readError(ctx context.Context, err error) error {
 		if errors.As(cause, &ce) {
 			return ce // the writer failed first
 		}
-		return wire.CtxError(Provider, ctx.Err())
+		return s.ep.CtxError(ctx.Err())
 	}
 	return s.ep.Wrap(cloud.CodeNetwork, true, errors.Join(errors.New("socket dropped"), err))
 }

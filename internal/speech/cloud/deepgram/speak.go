@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/internal/wire"
 )
@@ -29,7 +30,7 @@ type Synthesizer struct {
 
 	base   string
 	config error
-	ep     wire.Endpoint
+	ep     provider.Endpoint
 }
 
 var _ speech.Synthesizer = (*Synthesizer)(nil)
@@ -85,5 +86,5 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.V
 	if err != nil {
 		return err
 	}
-	return s.ep.StreamPCM(ctx, resp, rate, opts.SampleRate, out)
+	return wire.StreamPCM(ctx, &s.ep, resp, rate, opts.SampleRate, out)
 }

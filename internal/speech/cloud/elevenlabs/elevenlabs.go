@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/internal/wire"
 )
@@ -48,7 +49,7 @@ type Synthesizer struct {
 
 	base   string
 	config error
-	ep     wire.Endpoint
+	ep     provider.Endpoint
 }
 
 var _ speech.Synthesizer = (*Synthesizer)(nil)
@@ -61,7 +62,7 @@ func NewSynthesizer(baseURL, apiKey string, hc *http.Client) *Synthesizer {
 	if apiKey != "" {
 		h.Set("xi-api-key", apiKey)
 	}
-	s := &Synthesizer{ep: wire.Endpoint{Provider: Provider, Header: h, Secret: apiKey, HTTP: hc, ParseError: parseError}}
+	s := &Synthesizer{ep: wire.Endpoint(Provider, apiKey, h, hc, parseError)}
 	s.base, s.config = wire.BaseURL(baseURL, DefaultBaseURL)
 	return s
 }
@@ -108,7 +109,7 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.V
 	if err != nil {
 		return err
 	}
-	return s.ep.StreamPCM(ctx, resp, rate, opts.SampleRate, out)
+	return wire.StreamPCM(ctx, &s.ep, resp, rate, opts.SampleRate, out)
 }
 
 // parseError reads ElevenLabs' {"detail": …}: an object with a status (or

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud/internal/wire"
 )
 
@@ -24,12 +25,12 @@ const Provider = "openai"
 // DefaultBaseURL is used when the constructors get "".
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-func newEndpoint(apiKey string, hc *http.Client) wire.Endpoint {
+func newEndpoint(apiKey string, hc *http.Client) provider.Endpoint {
 	h := http.Header{}
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)
 	}
-	return wire.Endpoint{Provider: Provider, Header: h, Secret: apiKey, HTTP: hc, ParseError: parseError}
+	return wire.Endpoint(Provider, apiKey, h, hc, parseError)
 }
 
 // parseError reads OpenAI's {"error": {"message", "type", "code"}}, and the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/internal/wire"
 )
@@ -31,7 +32,7 @@ type Synthesizer struct {
 
 	url    string
 	config error
-	ep     wire.Endpoint
+	ep     provider.Endpoint
 }
 
 var _ speech.Synthesizer = (*Synthesizer)(nil)
@@ -87,5 +88,5 @@ func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.V
 	if err != nil {
 		return err
 	}
-	return s.ep.StreamPCM(ctx, resp, speechRate, opts.SampleRate, out)
+	return wire.StreamPCM(ctx, &s.ep, resp, speechRate, opts.SampleRate, out)
 }

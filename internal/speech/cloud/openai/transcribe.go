@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
@@ -56,7 +57,7 @@ type Transcriber struct {
 
 	url    string
 	config error
-	ep     wire.Endpoint
+	ep     provider.Endpoint
 }
 
 var _ speech.Transcriber = (*Transcriber)(nil)
@@ -241,7 +242,7 @@ func (s *Stream) ctxErr(ctx context.Context) error {
 	if errors.Is(context.Cause(ctx), errCloseRequested) {
 		return nil
 	}
-	return wire.CtxError(Provider, ctx.Err())
+	return s.t.ep.CtxError(ctx.Err())
 }
 
 // transcribe uploads one utterance.

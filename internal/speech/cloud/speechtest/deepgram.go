@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"switchboard/internal/provider/providertest"
 )
 
 // Session scripts one connection to the fake Deepgram /v1/listen. The fake
@@ -109,7 +111,7 @@ func (s *Server) Sessions() []LiveSession {
 func deepgramError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("dg-request-id", "speechtest-request")
 	w.Header().Set("dg-error", msg)
-	writeJSON(w, status, map[string]string{"err_code": code, "err_msg": msg, "request_id": "speechtest-request"})
+	providertest.WriteJSON(w, status, map[string]string{"err_code": code, "err_msg": msg, "request_id": "speechtest-request"})
 }
 
 // deepgramAuth checks "Authorization: Token <key>" and answers 401 if not.
@@ -142,34 +144,34 @@ func (s *Server) serveListen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var probs problems
+	var probs providertest.Problems
 	for k := range q {
 		if !slices.Contains(listenParams, k) {
-			probs.add("unknown query parameter %q", k)
+			probs.Add("unknown query parameter %q", k)
 		}
 	}
 	if q.Get("encoding") != "linear16" {
-		probs.add("encoding=%q, want linear16 (raw PCM16)", q.Get("encoding"))
+		probs.Add("encoding=%q, want linear16 (raw PCM16)", q.Get("encoding"))
 	}
 	rate, err := strconv.Atoi(q.Get("sample_rate"))
 	if err != nil || rate <= 0 {
-		probs.add("sample_rate=%q, want a positive integer (required with encoding)", q.Get("sample_rate"))
+		probs.Add("sample_rate=%q, want a positive integer (required with encoding)", q.Get("sample_rate"))
 	}
 	if q.Get("channels") != "1" {
-		probs.add("channels=%q, want 1", q.Get("channels"))
+		probs.Add("channels=%q, want 1", q.Get("channels"))
 	}
 	for _, k := range []string{"interim_results", "punctuate", "smart_format", "vad_events"} {
 		if v := q.Get(k); v != "" && v != "true" && v != "false" {
-			probs.add("%s=%q, want true or false", k, v)
+			probs.Add("%s=%q, want true or false", k, v)
 		}
 	}
 	if v := q.Get("utterance_end_ms"); v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n < 1000 || q.Get("interim_results") != "true" {
-			probs.add("utterance_end_ms=%q needs interim_results=true and at least 1000", v)
+			probs.Add("utterance_end_ms=%q needs interim_results=true and at least 1000", v)
 		}
 	}
 	if len(q["keyterm"]) > 0 && !strings.HasPrefix(q.Get("model"), "nova-3") {
-		probs.add("keyterm is only compatible with Nova-3, model is %q", q.Get("model"))
+		probs.Add("keyterm is only compatible with Nova-3, model is %q", q.Get("model"))
 	}
 	if len(probs) > 0 {
 		s.t.Errorf("speechtest: deepgram: connection %d is malformed:\n  %s", i+1, strings.Join(probs, "\n  "))
@@ -265,7 +267,7 @@ func (l *liveConn) run(r *http.Request) {
 	defer idle.Stop()
 	for {
 		select {
-		case <-l.s.done:
+		case <-l.s.fake.Done():
 			l.end("server")
 			return
 		case <-idle.C:
@@ -325,7 +327,7 @@ func (l *liveConn) audio(data []byte) bool {
 	}
 	if l.sess.StallAfter > 0 && frames >= l.sess.StallAfter {
 		l.end("stall")
-		<-l.s.done
+		<-l.s.fake.Done()
 		return false
 	}
 	if l.sess.CloseAfter > 0 && frames >= l.sess.CloseAfter {
@@ -378,7 +380,7 @@ func (l *liveConn) text(data []byte, keptAlive func()) bool {
 	l.s.mu.Lock()
 	l.rec.Messages = append(l.rec.Messages, string(data))
 	l.s.mu.Unlock()
-	if err := strictDecode(data, &msg); err != nil {
+	if err := providertest.StrictDecode(data, &msg); err != nil {
 		l.s.t.Errorf("speechtest: deepgram: text message %q is not a control message: %v", data, err)
 		return true
 	}
@@ -513,35 +515,35 @@ func (s *Server) serveSpeak(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var probs problems
+	var probs providertest.Problems
 	for k := range q {
 		if !slices.Contains([]string{"model", "encoding", "sample_rate", "container", "bit_rate", "callback", "callback_method", "mip_opt_out", "tag"}, k) {
-			probs.add("unknown query parameter %q", k)
+			probs.Add("unknown query parameter %q", k)
 		}
 	}
 	if !strings.HasPrefix(q.Get("model"), "aura-") {
-		probs.add("model=%q, want an Aura voice (aura-…)", q.Get("model"))
+		probs.Add("model=%q, want an Aura voice (aura-…)", q.Get("model"))
 	}
 	if q.Get("encoding") != "linear16" {
-		probs.add("encoding=%q, want linear16", q.Get("encoding"))
+		probs.Add("encoding=%q, want linear16", q.Get("encoding"))
 	}
 	rate, err := strconv.Atoi(q.Get("sample_rate"))
 	if err != nil || !slices.Contains(speakRates, rate) {
-		probs.add("sample_rate=%q, want one of %v for linear16", q.Get("sample_rate"), speakRates)
+		probs.Add("sample_rate=%q, want one of %v for linear16", q.Get("sample_rate"), speakRates)
 	}
 	if q.Get("container") != "none" {
-		probs.add("container=%q, want none (raw PCM, no WAV header)", q.Get("container"))
+		probs.Add("container=%q, want none (raw PCM, no WAV header)", q.Get("container"))
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		probs.add("Content-Type %q, want application/json", ct)
+		probs.Add("Content-Type %q, want application/json", ct)
 	}
 	var req struct {
 		Text string `json:"text"`
 	}
-	if err := strictDecode(body, &req); err != nil {
-		probs.add("body: %v", err)
+	if err := providertest.StrictDecode(body, &req); err != nil {
+		probs.Add("body: %v", err)
 	} else if strings.TrimSpace(req.Text) == "" {
-		probs.add("text is empty")
+		probs.Add("text is empty")
 	}
 	if len(probs) > 0 {
 		s.t.Errorf("speechtest: deepgram speak request %d is malformed:\n  %s", i+1, strings.Join(probs, "\n  "))

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"switchboard/internal/provider/providertest"
 )
 
 // elevenLabsRates are the output_format=pcm_<rate> values the fake serves.
@@ -28,7 +30,7 @@ var voiceID = regexp.MustCompile(`^[A-Za-z0-9]{20}$`)
 
 // elevenLabsError writes ElevenLabs' {"detail": {"status", "message"}}.
 func elevenLabsError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"detail": map[string]string{"status": code, "message": msg}})
+	providertest.WriteJSON(w, status, map[string]any{"detail": map[string]string{"status": code, "message": msg}})
 }
 
 // elevenLabsBody lists the body fields the fake knows.
@@ -62,29 +64,29 @@ func (s *Server) serveElevenLabs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var probs problems
+	var probs providertest.Problems
 	for k := range q {
 		if !slices.Contains([]string{"output_format", "optimize_streaming_latency", "enable_logging"}, k) {
-			probs.add("unknown query parameter %q", k)
+			probs.Add("unknown query parameter %q", k)
 		}
 	}
 	f := q.Get("output_format")
 	rate, err := strconv.Atoi(strings.TrimPrefix(f, "pcm_"))
 	if !strings.HasPrefix(f, "pcm_") || err != nil || !slices.Contains(elevenLabsRates, rate) {
-		probs.add("output_format=%q, want pcm_<rate> with rate in %v (raw PCM)", f, elevenLabsRates)
+		probs.Add("output_format=%q, want pcm_<rate> with rate in %v (raw PCM)", f, elevenLabsRates)
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		probs.add("Content-Type %q, want application/json", ct)
+		probs.Add("Content-Type %q, want application/json", ct)
 	}
 	var req elevenLabsBody
-	if err := strictDecode(body, &req); err != nil {
-		probs.add("body: %v", err)
+	if err := providertest.StrictDecode(body, &req); err != nil {
+		probs.Add("body: %v", err)
 	} else if strings.TrimSpace(req.Text) == "" {
-		probs.add("text is empty")
+		probs.Add("text is empty")
 	}
 	if len(probs) > 0 {
 		s.t.Errorf("speechtest: elevenlabs request %d is malformed:\n  %s", i+1, strings.Join(probs, "\n  "))
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"loc": []string{"body"}, "msg": strings.Join(probs, "; "), "type": "value_error"}}})
+		providertest.WriteJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"loc": []string{"body"}, "msg": strings.Join(probs, "; "), "type": "value_error"}}})
 		return
 	}
 	if !voiceID.MatchString(voice) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/provider/providertest"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 )
@@ -69,7 +70,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		if d := time.Since(canceledAt); d > time.Second {
 			t.Errorf("Synthesize returned %v after the cancel, want promptly", d)
 		}
-		ce := asError(t, err)
+		ce := providertest.AsError(t, err)
 		if !errors.Is(err, context.Canceled) || ce.Retryable || ce.Code != cloud.CodeCanceled {
 			t.Errorf("Synthesize after cancel = %v (code %q, retryable %v), want context.Canceled, %q, not retryable", err, ce.Code, ce.Retryable, cloud.CodeCanceled)
 		}
@@ -133,55 +134,10 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		})
 	}
 
-	t.Run("Status", func(t *testing.T) {
-		t.Parallel()
-		for _, tt := range []struct {
-			status    int
-			retryable bool
-		}{
-			{400, false}, {403, false}, {404, false}, {422, false},
-			{429, true}, {500, true}, {502, true}, {503, true},
-		} {
-			t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
-				t.Parallel()
-				bundle := setup(t, Speech{Status: tt.status})
-				_, err := collect(t.Context(), bundle.synth, text, 16000)
-				ce := asError(t, err)
-				if ce.Status != tt.status || ce.Retryable != tt.retryable || ce.Provider != p.Name || ce.Message == "" {
-					t.Errorf("Synthesize answered %d: got %+v, want Status %d, Retryable %v, Provider %q and a message", tt.status, ce, tt.status, tt.retryable, p.Name)
-				}
-				if temp, ok := err.(interface{ Temporary() bool }); !ok || temp.Temporary() != tt.retryable {
-					t.Errorf("Synthesize answered %d: Temporary() = %v, want %v", tt.status, ok && temp.Temporary(), tt.retryable)
-				}
-			})
-		}
-	})
-
-	t.Run("RetryAfter", func(t *testing.T) {
-		t.Parallel()
-		for _, tt := range []struct {
-			name     string
-			header   string
-			min, max time.Duration
-		}{
-			{"seconds", "7", 7 * time.Second, 7 * time.Second},
-			{"HTTP date", time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat), 28 * time.Second, 30 * time.Second},
-			{"absent", "", 0, 0},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				t.Parallel()
-				bundle := setup(t, Speech{Status: http.StatusTooManyRequests, RetryAfter: tt.header})
-				_, err := collect(t.Context(), bundle.synth, text, 16000)
-				ce := asError(t, err)
-				var rd interface{ RetryDelay() time.Duration }
-				if !errors.As(err, &rd) || rd.RetryDelay() != ce.RetryAfter {
-					t.Errorf("error %T does not report RetryDelay", err)
-				}
-				if !ce.Temporary() || ce.RetryAfter < tt.min || ce.RetryAfter > tt.max {
-					t.Errorf("Synthesize after 429 with Retry-After %q: Temporary %v, RetryAfter %v; want temporary, RetryAfter in [%v, %v]", tt.header, ce.Temporary(), ce.RetryAfter, tt.min, tt.max)
-				}
-			})
-		}
+	providertest.ExerciseClassification(t, p.Name, func(t *testing.T, status int, retryAfter string) error {
+		bundle := setup(t, Speech{Status: status, RetryAfter: retryAfter})
+		_, err := collect(t.Context(), bundle.synth, text, 16000)
+		return err
 	})
 
 	t.Run("WrongKey", func(t *testing.T) {
@@ -190,7 +146,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		const secret = "sk-wrong-4b1d9e77c0ffee"
 		synth := p.NewSynthesizer(srv.URL, secret, srv.Client())
 		_, err := collect(t.Context(), synth, text, 16000)
-		ce := asError(t, err)
+		ce := providertest.AsError(t, err)
 		if ce.Status != http.StatusUnauthorized || ce.Retryable {
 			t.Errorf("Synthesize with a wrong key: %+v, want 401, not retryable", ce)
 		}
@@ -203,7 +159,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		t.Parallel()
 		bundle := setup(t, Speech{Abort: true, Chunks: 6})
 		_, err := collect(t.Context(), bundle.synth, text, 16000)
-		ce := asError(t, err)
+		ce := providertest.AsError(t, err)
 		if !ce.Retryable || ce.Code != cloud.CodeNetwork {
 			t.Errorf("Synthesize with the connection cut mid-reply: %+v, want a retryable %q", ce, cloud.CodeNetwork)
 		}
@@ -214,7 +170,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		for _, ct := range []string{"audio/mpeg", "application/json"} {
 			bundle := setup(t, Speech{ContentType: ct})
 			_, err := collect(t.Context(), bundle.synth, text, 16000)
-			ce := asError(t, err)
+			ce := providertest.AsError(t, err)
 			if ce.Retryable || ce.Code != cloud.CodeBadResponse {
 				t.Errorf("Synthesize answered %s: %+v, want a non-retryable %q", ct, ce, cloud.CodeBadResponse)
 			}
@@ -243,7 +199,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 			t.Errorf("Synthesize(blank) = %v, want nil", err)
 		}
 		err := synth.Synthesize(t.Context(), text, speech.VoiceOptions{}, nil)
-		if ce := asError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
+		if ce := providertest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
 			t.Errorf("Synthesize without a sample rate = %v, want %q naming sampleRate", err, cloud.CodeInvalidRequest)
 		}
 		if n := len(srv.Requests()); n != 0 {
@@ -267,16 +223,6 @@ func collect(ctx context.Context, s speech.Synthesizer, text string, rate int) (
 		return nil
 	})
 	return all, err
-}
-
-// asError fails the test unless err is a *cloud.Error.
-func asError(t *testing.T, err error) *cloud.Error {
-	t.Helper()
-	var ce *cloud.Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("error %v (%T) is not a *cloud.Error", err, err)
-	}
-	return ce
 }
 
 // checkTone checks that pcm at rate is still the fakes' 440 Hz tone at

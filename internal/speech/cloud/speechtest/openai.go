@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"switchboard/internal/provider/providertest"
 )
 
 // Transcription scripts the answer to one upload to the fake
@@ -70,7 +72,7 @@ func openAIError(w http.ResponseWriter, status int, typ, code, param, msg string
 	if param != "" {
 		body["param"] = param
 	}
-	writeJSON(w, status, map[string]any{"error": body})
+	providertest.WriteJSON(w, status, map[string]any{"error": body})
 }
 
 func openAIStatusError(w http.ResponseWriter, status int, retryAfter string) {
@@ -161,13 +163,10 @@ func (s *Server) serveTranscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if turn.Hang {
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
+		s.fake.Hang(r.Context())
 		return
 	}
-	if !s.wait(r.Context(), turn.Delay) {
+	if !s.fake.Wait(r.Context(), turn.Delay) {
 		return
 	}
 	if turn.Status != 0 {
@@ -179,17 +178,17 @@ func (s *Server) serveTranscription(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, turn.Text+"\n")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"text": turn.Text})
+	providertest.WriteJSON(w, http.StatusOK, map[string]string{"text": turn.Text})
 }
 
 // parseUpload reads a transcription upload as strictly as OpenAI: a
 // multipart/form-data body with one part per field, a WAV file part and a
 // model.
-func parseUpload(contentType string, body []byte) (fields map[string]string, audio []int16, rate int, probs problems) {
+func parseUpload(contentType string, body []byte) (fields map[string]string, audio []int16, rate int, probs providertest.Problems) {
 	fields = map[string]string{}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		probs.add("Content-Type %q, want multipart/form-data with a boundary", contentType)
+		probs.Add("Content-Type %q, want multipart/form-data with a boundary", contentType)
 		return fields, nil, 0, probs
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
@@ -200,30 +199,30 @@ func parseUpload(contentType string, body []byte) (fields map[string]string, aud
 			break
 		}
 		if err != nil {
-			probs.add("multipart body: %v", err)
+			probs.Add("multipart body: %v", err)
 			return fields, audio, rate, probs
 		}
 		name := part.FormName()
 		data, err := io.ReadAll(part)
 		if err != nil {
-			probs.add("part %q: %v", name, err)
+			probs.Add("part %q: %v", name, err)
 			return fields, audio, rate, probs
 		}
 		switch {
 		case name == "":
-			probs.add("a part without a form-data name")
+			probs.Add("a part without a form-data name")
 			continue
 		case !transcriptionFields[name]:
-			probs.add("unknown field %q", name)
+			probs.Add("unknown field %q", name)
 		case name == "file" && sawFile, name != "file" && fields[name] != "":
-			probs.add("field %q sent twice", name)
+			probs.Add("field %q sent twice", name)
 		}
 		if name != "file" {
 			if part.FileName() != "" {
-				probs.add("field %q sent as a file", name)
+				probs.Add("field %q sent as a file", name)
 			}
 			if !utf8.Valid(data) {
-				probs.add("field %q is not UTF-8", name)
+				probs.Add("field %q is not UTF-8", name)
 			}
 			fields[name] = string(data)
 			continue
@@ -231,35 +230,35 @@ func parseUpload(contentType string, body []byte) (fields map[string]string, aud
 		sawFile = true
 		fn := part.FileName()
 		if !strings.HasSuffix(strings.ToLower(fn), ".wav") {
-			probs.add("file name %q: OpenAI derives the format from the extension; want .wav", fn)
+			probs.Add("file name %q: OpenAI derives the format from the extension; want .wav", fn)
 		}
 		switch ct := part.Header.Get("Content-Type"); ct {
 		case "", "audio/wav", "audio/x-wav", "audio/wave", "application/octet-stream":
 		default:
-			probs.add("file Content-Type %q, want audio/wav", ct)
+			probs.Add("file Content-Type %q, want audio/wav", ct)
 		}
 		audio, rate, err = parseWAV(data)
 		if err != nil {
-			probs.add("file: %v", err)
+			probs.Add("file: %v", err)
 		}
 	}
 	if !sawFile {
-		probs.add("no file part")
+		probs.Add("no file part")
 	}
 	if fields["model"] == "" {
-		probs.add("model is required")
+		probs.Add("model is required")
 	}
 	if l, ok := fields["language"]; ok && !iso6391.MatchString(l) {
-		probs.add("language %q, want ISO-639-1 (two lowercase letters, en not en-US)", l)
+		probs.Add("language %q, want ISO-639-1 (two lowercase letters, en not en-US)", l)
 	}
 	switch f := fields["response_format"]; f {
 	case "", "json", "text":
 	default:
-		probs.add("response_format %q: the fake answers json or text", f)
+		probs.Add("response_format %q: the fake answers json or text", f)
 	}
 	if v, ok := fields["temperature"]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
-			probs.add("temperature %q, want 0..1", v)
+			probs.Add("temperature %q, want 0..1", v)
 		}
 	}
 	return fields, audio, rate, probs
@@ -341,27 +340,27 @@ func (s *Server) serveOpenAISpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req openAISpeechRequest
-	var probs problems
+	var probs providertest.Problems
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		probs.add("Content-Type %q, want application/json", ct)
+		probs.Add("Content-Type %q, want application/json", ct)
 	}
-	if err := strictDecode(body, &req); err != nil {
-		probs.add("body: %v", err)
+	if err := providertest.StrictDecode(body, &req); err != nil {
+		probs.Add("body: %v", err)
 	} else {
 		if req.Model == "" {
-			probs.add("model is required")
+			probs.Add("model is required")
 		}
 		if req.Voice == "" {
-			probs.add("voice is required")
+			probs.Add("voice is required")
 		}
 		if strings.TrimSpace(req.Input) == "" || utf8.RuneCountInString(req.Input) > 4096 {
-			probs.add("input of %d characters, want 1..4096", utf8.RuneCountInString(req.Input))
+			probs.Add("input of %d characters, want 1..4096", utf8.RuneCountInString(req.Input))
 		}
 		if req.ResponseFormat != "pcm" {
-			probs.add("response_format %q: the fake streams pcm only", req.ResponseFormat)
+			probs.Add("response_format %q: the fake streams pcm only", req.ResponseFormat)
 		}
 		if req.Speed != nil && (*req.Speed < 0.25 || *req.Speed > 4) {
-			probs.add("speed %v, want 0.25..4", *req.Speed)
+			probs.Add("speed %v, want 0.25..4", *req.Speed)
 		}
 	}
 	if len(probs) > 0 {

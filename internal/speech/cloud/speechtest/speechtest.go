@@ -14,20 +14,16 @@
 package speechtest
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"switchboard/internal/provider/providertest"
 )
 
 // APIKey is the key every fake accepts.
@@ -97,9 +93,7 @@ type Server struct {
 	URL string
 
 	t    testing.TB
-	hs   *httptest.Server
-	done chan struct{}
-	once sync.Once
+	fake *providertest.Server
 
 	mu       sync.Mutex
 	speech   []Speech
@@ -117,10 +111,9 @@ const maxRequestBody = 16 << 20
 
 func newServer(t testing.TB, handler func(s *Server) http.Handler) *Server {
 	t.Helper()
-	s := &Server{t: t, done: make(chan struct{})}
-	s.hs = httptest.NewServer(handler(s))
-	s.URL = s.hs.URL + "/v1"
-	t.Cleanup(s.Close)
+	s := &Server{t: t}
+	s.fake = providertest.NewServer(t, handler(s))
+	s.URL = s.fake.URL + "/v1"
 	return s
 }
 
@@ -142,20 +135,12 @@ func (s *Server) Requests() []Request {
 
 // Close ends every stream and socket still open and shuts the server down.
 // It is safe to call twice; tests need not call it at all.
-func (s *Server) Close() {
-	s.once.Do(func() {
-		close(s.done)
-		s.hs.Close()
-	})
-}
+func (s *Server) Close() { s.fake.Close() }
 
 // record reads the body (bounded) and records the request; it returns the
 // request's index for later updates.
 func (s *Server) record(r *http.Request) (int, []byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
-	if err == nil && len(body) > maxRequestBody {
-		err = fmt.Errorf("body over %d bytes", maxRequestBody)
-	}
+	body, err := providertest.ReadBody(r, maxRequestBody)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Request{
@@ -182,22 +167,6 @@ func (s *Server) takeSpeech() (Speech, bool) {
 	return s.speech[s.next-1], true
 }
 
-// wait sleeps d, returning false early if the client left or the server closed.
-func (s *Server) wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-	case <-s.done:
-	}
-	return false
-}
-
 // streamSpeech writes turn's audio at rate as the body of a 200, in pieces.
 func (s *Server) streamSpeech(w http.ResponseWriter, r *http.Request, turn Speech, rate int, contentType string) {
 	audio := turn.Audio
@@ -216,7 +185,7 @@ func (s *Server) streamSpeech(w http.ResponseWriter, r *http.Request, turn Speec
 	rc := http.NewResponseController(w)
 	pieces := split(raw, cmp(turn.Chunks, DefaultChunks))
 	for i, p := range pieces {
-		if i > 0 && !s.wait(r.Context(), cmp(turn.Interval, DefaultInterval)) {
+		if i > 0 && !s.fake.Wait(r.Context(), cmp(turn.Interval, DefaultInterval)) {
 			return
 		}
 		if turn.Abort && i == len(pieces)/2 {
@@ -230,16 +199,13 @@ func (s *Server) streamSpeech(w http.ResponseWriter, r *http.Request, turn Speec
 			case <-turn.Gate:
 			case <-r.Context().Done():
 				return
-			case <-s.done:
+			case <-s.fake.Done():
 				return
 			}
 		}
 	}
 	if turn.Hang {
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
+		s.fake.Hang(r.Context())
 	}
 }
 
@@ -275,31 +241,6 @@ func cmp[T int | time.Duration](v, def T) T {
 	}
 	return v
 }
-
-// strictDecode decodes raw into v refusing unknown fields, as the real APIs
-// refuse unknown parameters.
-func strictDecode(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-// problems collects what is wrong with a request.
-type problems []string
-
-func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
 // LeakCheck fails the test if goroutines started after the call are still
 // running shortly after the test's cleanups (which close the fakes). Call

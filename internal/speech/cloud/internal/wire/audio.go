@@ -8,9 +8,10 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"switchboard/internal/audio"
 	"unicode/utf8"
 
+	"switchboard/internal/audio"
+	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
 )
@@ -24,7 +25,7 @@ const MaxAudioBytes = 64 << 20
 // A read returns what has arrived, so audio reaches out as it streams.
 const readChunk = 4 << 10
 
-// StreamPCM reads a synthesized reply of PCM16 mono at rate from and hands it
+// StreamPCM reads e's synthesized reply of PCM16 mono at rate from and hands it
 // to out at rate to, chunk by chunk as it arrives. A reply that turns out to
 // be a WAV stream (servers that ignore the raw format) is accepted when its
 // header says PCM16 mono; its rate then replaces from. JSON, text and
@@ -32,9 +33,9 @@ const readChunk = 4 << 10
 //
 // An error from out is returned as it is (the caller's own); the others
 // are *cloud.Error. StreamPCM closes the body.
-func (e *Endpoint) StreamPCM(ctx context.Context, resp *http.Response, from, to int, out func([]int16) error) error {
+func StreamPCM(ctx context.Context, e *provider.Endpoint, resp *http.Response, from, to int, out func([]int16) error) error {
 	defer resp.Body.Close()
-	if err := e.checkAudioType(resp); err != nil {
+	if err := checkAudioType(e, resp); err != nil {
 		return err
 	}
 	var (
@@ -102,13 +103,13 @@ func (e *Endpoint) StreamPCM(ctx context.Context, resp *http.Response, from, to 
 			return e.Failure(ctx, cloud.CodeNetwork, true, rerr)
 		}
 		if err := ctx.Err(); err != nil {
-			return CtxError(e.Provider, err)
+			return e.CtxError(err)
 		}
 	}
 }
 
 // checkAudioType refuses a 2xx reply that is not audio the client can play.
-func (e *Endpoint) checkAudioType(resp *http.Response) error {
+func checkAudioType(e *provider.Endpoint, resp *http.Response) error {
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
 		return nil
@@ -119,8 +120,8 @@ func (e *Endpoint) checkAudioType(resp *http.Response) error {
 	}
 	switch {
 	case mt == "application/json" || strings.HasPrefix(mt, "text/"):
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
-		if code, msg, ok := e.parse(raw); ok {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, provider.MaxErrorBody))
+		if code, msg, ok := e.Parse(raw); ok {
 			ce := e.BadResponse("%s", msg)
 			if code != "" {
 				ce.Code = code

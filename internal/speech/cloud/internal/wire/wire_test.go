@@ -3,44 +3,17 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 
+	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
 )
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-	}{
-		{"none", nil, 0},
-		{"seconds", map[string]string{"Retry-After": "3"}, 3 * time.Second},
-		{"fractional seconds", map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond},
-		{"date", map[string]string{"Retry-After": now.Add(20 * time.Second).Format(http.TimeFormat)}, 20 * time.Second},
-		{"date in the past", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
-		{"milliseconds win", map[string]string{"Retry-After-Ms": "250", "Retry-After": "9"}, 250 * time.Millisecond},
-		{"hostile value capped", map[string]string{"Retry-After": "99999999"}, time.Hour},
-		{"negative", map[string]string{"Retry-After": "-4"}, 0},
-		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
-	}
-	for _, tt := range tests {
-		h := http.Header{}
-		for k, v := range tt.header {
-			h.Set(k, v)
-		}
-		if got := RetryAfter(h, now); got != tt.want {
-			t.Errorf("RetryAfter(%s: %v) = %v, want %v", tt.name, tt.header, got, tt.want)
-		}
-	}
-}
 
 func TestBaseURL(t *testing.T) {
 	tests := []struct {
@@ -66,58 +39,26 @@ func TestBaseURL(t *testing.T) {
 
 const secret = "sk-secret-0123456789"
 
-func testEndpoint() *Endpoint {
-	return &Endpoint{Provider: "test", Secret: secret, ParseError: func(body []byte) (string, string, bool) {
+func testEndpoint() *provider.Endpoint {
+	e := Endpoint("test", secret, nil, nil, func(body []byte) (string, string, bool) {
 		code, msg, ok := strings.Cut(string(body), ":")
 		return code, msg, ok && strings.HasPrefix(string(body), "E")
-	}}
+	})
+	return &e
 }
 
-func TestStatusError(t *testing.T) {
+// TestEndpoint checks the speech clients' reading of a context that ended
+// and of a cause past its own deadline.
+func TestEndpoint(t *testing.T) {
 	e := testEndpoint()
-	h := http.Header{"Retry-After": {"2"}}
-	tests := []struct {
-		name      string
-		status    int
-		body      string
-		code, msg string
-		retryable bool
-	}{
-		{"provider format", 429, "E42:slow down", "E42", "slow down", true},
-		{"plain text", 503, "upstream busy", "", "upstream busy", true},
-		{"HTML", 502, "<html>Bad Gateway</html>", "", "Bad Gateway", true},
-		{"empty", 401, "", "", "Unauthorized", false},
-		{"key echoed", 401, "Ebad_key:Incorrect API key " + secret, "Ebad_key", "Incorrect API key [redacted]", false},
-		{"unknown status", 499, "", "", "HTTP 499", false},
-	}
-	for _, tt := range tests {
-		ce := e.StatusError(tt.status, h, []byte(tt.body), time.Now())
-		if ce.Code != tt.code || ce.Message != tt.msg || ce.Retryable != tt.retryable || ce.Status != tt.status || ce.RetryAfter != 2*time.Second {
-			t.Errorf("StatusError(%s) = %+v; want code %q, message %q, retryable %v, status %d, retry after 2s", tt.name, ce, tt.code, tt.msg, tt.retryable, tt.status)
-		}
-	}
-	long := e.StatusError(500, nil, []byte(strings.Repeat("é", MaxMessage)), time.Now())
-	if len(long.Message) > MaxMessage+len("…") || !strings.HasSuffix(long.Message, "…") {
-		t.Errorf("StatusError with a long body: message of %d bytes, want at most %d ending in …", len(long.Message), MaxMessage)
-	}
-}
-
-func TestFailure(t *testing.T) {
-	e := testEndpoint()
-	cause := errors.New("dial tcp: connection refused for " + secret)
-	ce := e.Failure(context.Background(), cloud.CodeNetwork, true, cause)
-	if !ce.Retryable || ce.Code != cloud.CodeNetwork || !errors.Is(ce, cause) || strings.Contains(ce.Error(), secret) {
-		t.Errorf("Failure(network) = %+v (%q), want retryable %q wrapping the cause, key removed", ce, ce.Error(), cloud.CodeNetwork)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if ce := e.Failure(ctx, cloud.CodeNetwork, true, cause); ce.Retryable || ce.Code != cloud.CodeCanceled || !errors.Is(ce, context.Canceled) {
-		t.Errorf("Failure(canceled context) = %+v, want not retryable %q", ce, cloud.CodeCanceled)
+	if ce := e.Failure(ctx, cloud.CodeNetwork, true, errors.New("read")); ce.Code != cloud.CodeCanceled || ce.Message != "canceled" || ce.Retryable {
+		t.Errorf("Failure(canceled context) = %+v, want not retryable %q, message \"canceled\"", ce, cloud.CodeCanceled)
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), -time.Second)
-	defer cancel()
-	if ce := e.Failure(ctx, cloud.CodeNetwork, true, cause); !ce.Retryable || ce.Code != cloud.CodeDeadline {
-		t.Errorf("Failure(expired context) = %+v, want retryable %q", ce, cloud.CodeDeadline)
+	timedOut := fmt.Errorf("writing to the socket: %w", context.DeadlineExceeded)
+	if ce := e.Wrap(cloud.CodeNetwork, true, timedOut); ce.Code != cloud.CodeDeadline || !ce.Retryable || !errors.Is(ce, context.DeadlineExceeded) {
+		t.Errorf("Wrap(timed-out write) = %+v, want retryable %q", ce, cloud.CodeDeadline)
 	}
 }
 
@@ -133,7 +74,7 @@ func response(contentType string, body io.Reader) *http.Response {
 func streamAll(t *testing.T, resp *http.Response, from, to int) ([]int16, error) {
 	t.Helper()
 	var got []int16
-	err := testEndpoint().StreamPCM(context.Background(), resp, from, to, func(p []int16) error {
+	err := StreamPCM(context.Background(), testEndpoint(), resp, from, to, func(p []int16) error {
 		if len(p) == 0 {
 			t.Errorf("StreamPCM called out with no samples")
 		}
@@ -207,7 +148,7 @@ func FuzzStreamPCM(f *testing.F) {
 	f.Add([]byte("RIFF\x00\x00\x00\x00WAVEdata\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var n int
-		err := testEndpoint().StreamPCM(context.Background(), response("", strings.NewReader(string(body))), 24000, 16000, func(p []int16) error {
+		err := StreamPCM(context.Background(), testEndpoint(), response("", strings.NewReader(string(body))), 24000, 16000, func(p []int16) error {
 			n += len(p)
 			return nil
 		})
