@@ -12,8 +12,8 @@ import (
 
 // TestCallLatency: a call whose voice turns have breakdowns shows each
 // turn's latency in its transcript and the p50/p95 of each stage on
-// GET /v1/calls/{id}; a barge-in truncates a stored turn; calls without
-// breakdowns show null, and listings carry no latency.
+// GET /v1/calls/{id}; a turn cut by a barge-in shows the text heard and
+// its flag; calls without breakdowns show null, and listings carry no latency.
 func TestCallLatency(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
@@ -24,36 +24,36 @@ func TestCallLatency(t *testing.T) {
 		}
 		callID, quiet := newCall(), newCall()
 
-		// Turns as a voice pipeline stores them: the first message (no
-		// breakdown), then caller and assistant turns; breakdowns are set
-		// once the reply's first audio is out. Totals 1000…1500 ms.
+		// Turns as a voice pipeline stores them, each once when it has been
+		// heard: the first message (no breakdown), then caller and assistant
+		// turns, each reply with its breakdown; the last reply was cut by a
+		// barge-in, stored with the text heard. Totals 1000…1500 ms.
 		t0 := time.Now().Add(-time.Minute).UTC()
 		us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-		appendTurn := func(seq int, role, text string) {
+		appendTurn := func(tn call.Turn) {
 			t.Helper()
-			tn := call.Turn{ID: id.New("turn"), OrgID: b.org, CallID: callID, Seq: seq, Role: role, Text: text,
-				StartedAt: t0.Add(time.Duration(seq) * time.Second), EndedAt: t0.Add(time.Duration(seq) * time.Second)}
-			if role == call.RoleAssistant && seq > 1 {
+			tn.ID, tn.OrgID, tn.CallID = id.New("turn"), b.org, callID
+			tn.StartedAt = t0.Add(time.Duration(tn.Seq) * time.Second)
+			tn.EndedAt = tn.StartedAt
+			if tn.Role == call.RoleAssistant && tn.Seq > 1 {
 				tn.Latency = 900 * time.Millisecond
 			}
 			if err := b.m.DB().AppendTurn(ctx, tn); err != nil {
-				t.Fatalf("AppendTurn(seq %d): %v", seq, err)
+				t.Fatalf("AppendTurn(seq %d): %v", tn.Seq, err)
 			}
 		}
-		appendTurn(1, call.RoleAssistant, "Hello! How can I help?")
+		appendTurn(call.Turn{Seq: 1, Role: call.RoleAssistant, Text: "Hello! How can I help?"})
 		totals := []int64{1_300_000, 1_000_000, 1_500_000, 1_100_000, 1_400_000, 1_200_000}
 		for i, total := range totals {
 			user, reply := 2+2*i, 3+2*i
-			appendTurn(user, call.RoleUser, "Question?")
-			appendTurn(reply, call.RoleAssistant, "An answer that goes on for a while.")
+			appendTurn(call.Turn{Seq: user, Role: call.RoleUser, Text: "Question?"})
 			bd := call.Breakdown{Endpointing: us(250_125), Transcriber: us(total / 10), Model: us(total / 2),
 				Voice: us(100_000 + int64(i)), Platform: us(total - 250_125 - total/10 - total/2 - 100_000 - int64(i)), Total: us(total)}
-			if err := b.m.DB().SetTurnBreakdown(ctx, b.org, callID, reply, bd); err != nil {
-				t.Fatalf("SetTurnBreakdown(seq %d): %v", reply, err)
+			tn := call.Turn{Seq: reply, Role: call.RoleAssistant, Text: "An answer that goes on for a while.", Breakdown: &bd}
+			if reply == 13 {
+				tn.Text, tn.Interrupted = "An answer", true
 			}
-		}
-		if err := b.m.DB().TruncateTurn(ctx, b.org, callID, 13, "An answer"); err != nil {
-			t.Fatalf("TruncateTurn(seq 13): %v", err)
+			appendTurn(tn)
 		}
 
 		// The transcript: latency per assistant turn with a breakdown.
@@ -84,7 +84,7 @@ func TestCallLatency(t *testing.T) {
 			}
 		}
 		if last := turns[12]; last["text"] != "An answer" || last["interrupted"] != true {
-			t.Errorf("turn 13 after TruncateTurn: text %q, interrupted %v; want \"An answer\", true", last["text"], last["interrupted"])
+			t.Errorf("turn 13 (interrupted): text %q, interrupted %v; want \"An answer\", true", last["text"], last["interrupted"])
 		}
 
 		// The call: p50 and p95 of each stage over the 6 voice turns

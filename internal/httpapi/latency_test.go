@@ -68,17 +68,14 @@ func TestCallLatencyViews(t *testing.T) {
 		{Seq: 3, Role: call.RoleAssistant, Text: "How can I help?", Latency: us(812_500),
 			Breakdown: &call.Breakdown{Endpointing: us(250_000), Transcriber: us(90_125), Model: us(310_000), Voice: us(150_000), Platform: us(12_375), Total: us(812_500)}},
 		{Seq: 4, Role: call.RoleUser, Text: "Book me in."},
-		{Seq: 5, Role: call.RoleAssistant, Text: "Done.", Latency: us(612_500)},
+		{Seq: 5, Role: call.RoleAssistant, Text: "Do", Latency: us(612_500), Interrupted: true,
+			Breakdown: &call.Breakdown{Endpointing: us(250_000), Transcriber: us(70_000), Model: us(200_000), Voice: us(80_000), Platform: us(12_500), Total: us(612_500)}},
 	}
 	for _, tn := range turns {
 		tn.ID, tn.OrgID, tn.CallID, tn.StartedAt, tn.EndedAt = id.New("turn"), b.org, c.ID, now, now
 		if err := b.db.AppendTurn(ctx, tn); err != nil {
 			t.Fatalf("AppendTurn(seq %d): %v", tn.Seq, err)
 		}
-	}
-	if err := b.db.SetTurnBreakdown(ctx, b.org, c.ID, 5, call.Breakdown{Endpointing: us(250_000), Transcriber: us(70_000),
-		Model: us(200_000), Voice: us(80_000), Platform: us(12_500), Total: us(612_500)}); err != nil {
-		t.Fatalf("SetTurnBreakdown(seq 5): %v", err)
 	}
 
 	st, raw = b.raw("GET", path, "")

@@ -144,20 +144,13 @@ type Store interface {
 	MarkEnqueued(ctx context.Context, ids []string) error
 
 	// AppendTurn stores one transcript turn (Conflict if its seq is taken),
-	// with its Breakdown when it has one.
+	// with its Breakdown when it has one. A turn is stored once, complete:
+	// a voice turn when it has been heard, with the text the caller heard,
+	// Interrupted set on a barge-in, and its Breakdown.
 	AppendTurn(ctx context.Context, t call.Turn) error
 	// ListTurns returns a call's turns in order, each with its Breakdown
 	// (nil when none was stored). Durations are kept to the microsecond.
 	ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error)
-	// SetTurnBreakdown records where a stored turn's response time went
-	// (known only once the reply's first audio is out, after the turn may
-	// have been stored), replacing any earlier breakdown. NotFound when the
-	// organization's call has no turn seq.
-	SetTurnBreakdown(ctx context.Context, orgID, callID string, seq int, b call.Breakdown) error
-	// TruncateTurn replaces a stored turn's text with what the caller
-	// actually heard and marks it interrupted (a barge-in after the turn
-	// was stored). NotFound when the organization's call has no turn seq.
-	TruncateTurn(ctx context.Context, orgID, callID string, seq int, text string) error
 
 	// GetAnalysis reads a call's analysis (NotFound before the call ended).
 	GetAnalysis(ctx context.Context, orgID, callID string) (Analysis, error)

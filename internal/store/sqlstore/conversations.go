@@ -72,23 +72,6 @@ func scanTurn(sc interface{ Scan(...any) error }) (call.Turn, error) {
 
 func micros(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 
-// SetTurnBreakdown stores where a turn's response time went, replacing any
-// breakdown it had.
-func (s *Store) SetTurnBreakdown(ctx context.Context, orgID, callID string, seq int, b call.Breakdown) error {
-	res, err := s.exec(ctx, s.w, `UPDATE turns SET has_breakdown = ?, endpointing_us = ?, transcriber_us = ?, model_us = ?,
-		voice_us = ?, platform_us = ?, total_us = ? WHERE org_id = ? AND call_id = ? AND seq = ?`,
-		true, b.Endpointing.Microseconds(), b.Transcriber.Microseconds(), b.Model.Microseconds(),
-		b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds(), orgID, callID, seq)
-	return affected(res, err, "turn")
-}
-
-// TruncateTurn keeps only text of a turn and marks it interrupted.
-func (s *Store) TruncateTurn(ctx context.Context, orgID, callID string, seq int, text string) error {
-	res, err := s.exec(ctx, s.w, `UPDATE turns SET text = ?, interrupted = ? WHERE org_id = ? AND call_id = ? AND seq = ?`,
-		text, true, orgID, callID, seq)
-	return affected(res, err, "turn")
-}
-
 const analysisCols = `call_id, org_id, state, result, error, attempts, created_at, updated_at`
 
 func scanAnalysis(sc interface{ Scan(...any) error }) (store.Analysis, error) {

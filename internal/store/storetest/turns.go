@@ -90,61 +90,53 @@ func testTurns(t *testing.T, open Opener) {
 		}
 	})
 
-	t.Run("SetTurnBreakdown", func(t *testing.T) {
+	t.Run("Breakdown", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		o := mustOrg(t, s, "Acme")
 		c := mustCall(t, s, newCall(o.ID, call.Phone, t0))
-		user := newTurn(c, 1, call.RoleUser, "What are your hours?", at(time.Second))
-		reply := newTurn(c, 2, call.RoleAssistant, "Nine to five.", at(2*time.Second))
+		// The first message has no breakdown: nil stays nil.
+		first := newTurn(c, 1, call.RoleAssistant, "Hello!", at(time.Second))
+		user := newTurn(c, 2, call.RoleUser, "What are your hours?", at(2*time.Second))
+		reply := newTurn(c, 3, call.RoleAssistant, "Nine to five.", at(3*time.Second))
 		reply.Latency = 700 * time.Millisecond
-		other := newTurn(c, 3, call.RoleAssistant, "Anything else?", at(3*time.Second))
-		mustTurns(t, s, user, reply, other)
-
-		b := breakdown(0)
-		must(t, "SetTurnBreakdown(seq 2)", s.SetTurnBreakdown(ctx, o.ID, c.ID, 2, b))
+		b := breakdown(time.Second) // parts below the microsecond are dropped
 		reply.Breakdown = &b
-		listTurns(t, s, o.ID, c.ID, "after SetTurnBreakdown", user, reply, other)
-
-		// Setting it again replaces it; the same values again are no error.
-		b2 := breakdown(time.Second)
-		for range 2 {
-			must(t, "SetTurnBreakdown(seq 2) again", s.SetTurnBreakdown(ctx, o.ID, c.ID, 2, b2))
-		}
-		reply.Breakdown = &b2
-		listTurns(t, s, o.ID, c.ID, "after a second SetTurnBreakdown", user, reply, other)
-
 		// An all-zero breakdown is still a breakdown (not "none").
-		must(t, "SetTurnBreakdown(seq 3, zero)", s.SetTurnBreakdown(ctx, o.ID, c.ID, 3, call.Breakdown{}))
-		other.Breakdown = &call.Breakdown{}
-		listTurns(t, s, o.ID, c.ID, "after SetTurnBreakdown with zero durations", user, reply, other)
+		zero := newTurn(c, 4, call.RoleAssistant, "Anything else?", at(4*time.Second))
+		zero.Breakdown = &call.Breakdown{}
+		mustTurns(t, s, first, user, reply, zero)
 
-		wantKind(t, "SetTurnBreakdown(unknown seq)", s.SetTurnBreakdown(ctx, o.ID, c.ID, 4, b), apperr.NotFound)
-		wantKind(t, "SetTurnBreakdown(unknown call)", s.SetTurnBreakdown(ctx, o.ID, id.New(id.Call), 2, b), apperr.NotFound)
+		listTurns(t, s, o.ID, c.ID, "after AppendTurn with breakdowns", first, user, reply, zero)
+		got, err := s.ListTurns(ctx, o.ID, c.ID)
+		must(t, "ListTurns", err)
+		if len(got) == 4 {
+			for i, want := range []bool{false, false, true, true} {
+				if has := got[i].Breakdown != nil; has != want {
+					t.Errorf("ListTurns: turn %d has a breakdown: %v; want %v", got[i].Seq, has, want)
+				}
+			}
+		}
 	})
 
-	t.Run("TruncateTurn", func(t *testing.T) {
+	t.Run("Interrupted", func(t *testing.T) {
 		t.Parallel()
-		s, ctx := open(t), t.Context()
+		s := open(t)
 		o := mustOrg(t, s, "Acme")
 		c := mustCall(t, s, newCall(o.ID, call.Web, t0))
+		// A barge-in: the turn is stored with what the caller heard, marked
+		// interrupted, with its breakdown.
 		user := newTurn(c, 1, call.RoleUser, "Tell me about the plans.", at(time.Second))
-		reply := newTurn(c, 2, call.RoleAssistant, "We have three plans: basic, plus and premium.", at(2*time.Second))
-		reply.Latency = 650 * time.Millisecond
+		reply := newTurn(c, 2, call.RoleAssistant, "We have three plans:", at(2*time.Second))
+		reply.Latency, reply.Interrupted = 650*time.Millisecond, true
 		b := breakdown(0)
 		reply.Breakdown = &b
-		mustTurns(t, s, user, reply)
+		// Cut before anything was heard: no text, still interrupted.
+		silent := newTurn(c, 3, call.RoleAssistant, "", at(3*time.Second))
+		silent.Interrupted = true
+		mustTurns(t, s, user, reply, silent)
 
-		must(t, "TruncateTurn(seq 2)", s.TruncateTurn(ctx, o.ID, c.ID, 2, "We have three plans:"))
-		reply.Text, reply.Interrupted = "We have three plans:", true
-		listTurns(t, s, o.ID, c.ID, "after TruncateTurn (only the text and the flag change)", user, reply)
-
-		must(t, "TruncateTurn(seq 2, nothing heard)", s.TruncateTurn(ctx, o.ID, c.ID, 2, ""))
-		reply.Text = ""
-		listTurns(t, s, o.ID, c.ID, "after TruncateTurn to nothing", user, reply)
-
-		wantKind(t, "TruncateTurn(unknown seq)", s.TruncateTurn(ctx, o.ID, c.ID, 3, "x"), apperr.NotFound)
-		wantKind(t, "TruncateTurn(unknown call)", s.TruncateTurn(ctx, o.ID, id.New(id.Call), 2, "x"), apperr.NotFound)
+		listTurns(t, s, o.ID, c.ID, "after AppendTurn of interrupted turns", user, reply, silent)
 	})
 
 	t.Run("OtherOrgIsNotFound", func(t *testing.T) {
@@ -162,8 +154,6 @@ func testTurns(t *testing.T, open Opener) {
 		if len(got) != 0 {
 			t.Errorf("ListTurns(other org, call) = %d turns; want none", len(got))
 		}
-		wantKind(t, "SetTurnBreakdown(other org, call)", s.SetTurnBreakdown(ctx, other.ID, c.ID, 1, breakdown(time.Hour)), apperr.NotFound)
-		wantKind(t, "TruncateTurn(other org, call)", s.TruncateTurn(ctx, other.ID, c.ID, 1, "Hel"), apperr.NotFound)
-		listTurns(t, s, o.ID, c.ID, "owner, after the other org's SetTurnBreakdown and TruncateTurn", reply)
+		listTurns(t, s, o.ID, c.ID, "owner, after the other org's ListTurns", reply)
 	})
 }
