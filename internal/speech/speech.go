@@ -6,6 +6,10 @@
 //
 // Audio at these edges is PCM16 mono at the rate the caller asks for; the
 // pipeline resamples (internal/audio) between the transport and the engine.
+//
+// FailoverSynthesizer and FailoverTranscriber wrap a call's engines with
+// the assistant's fallback providers; their errors wrap ErrVoiceFailed or
+// ErrTranscriberFailed when the call can no longer speak or listen.
 package speech
 
 import (
