@@ -74,6 +74,9 @@ type Config struct {
 	// Speech providers (speech.go): the local engines when present, cloud
 	// ones by key or base URL.
 	Speech SpeechConfig
+	// SandboxVoice makes sandbox calls audio calls when the local speech
+	// engines are present: the persona speaks and listens at 8 kHz μ-law.
+	SandboxVoice bool
 	// PersonaThink is how long a sandbox persona pauses before answering.
 	PersonaThink time.Duration
 	// JoinTimeout is how long a web call waits for its client (default 60 s).
@@ -99,6 +102,7 @@ func DefaultConfig() Config {
 		HousekeepingEvery: 10 * time.Second,
 		ShutdownTimeout:   20 * time.Second,
 		PersonaThink:      300 * time.Millisecond,
+		SandboxVoice:      true,
 		JoinTimeout:       60 * time.Second,
 	}
 }
@@ -187,7 +191,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
 	m.phone = newPhoneConversations(m.workerCtx, db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
-	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Log: log.With("component", "gateway")})
+	if cfg.SandboxVoice {
+		m.phone.voices = m.speech
+	}
+	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech}, Log: log.With("component", "gateway")})
 	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: func(c call.Call) {
 		m.phone.ended(c)
 		m.gateway.CallEnded(c)

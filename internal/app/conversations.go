@@ -26,6 +26,9 @@ type phoneConversations struct {
 	brains *conversation.Brains
 	log    *slog.Logger
 	think  time.Duration // the persona's pause before answering
+	// voices, when set, makes sandbox calls audio calls: the persona
+	// speaks and listens through the local engines at 8 kHz μ-law.
+	voices *SpeechEngines
 
 	mu   sync.Mutex
 	live map[string]*personaLine
@@ -65,7 +68,15 @@ func (p *phoneConversations) answered(c call.Call) {
 			p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{})
 			return
 		}
-		conversation.Run(ctx, conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}, line.in, line)
+		cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}
+		if p.voices != nil {
+			if err := p.speak(ctx, cfg, line); err == nil {
+				return
+			} else {
+				p.log.Warn("sandbox call runs as text: no audio", "call_id", c.ID, "err", err)
+			}
+		}
+		conversation.Run(ctx, cfg, line.in, line)
 	})
 }
 

@@ -93,6 +93,7 @@ func testConfig(dbURL string) Config {
 	cfg.RateLimit = 0
 	cfg.Sandbox = sandbox.Config{RingTime: 100 * time.Millisecond, NoAnswerTimeout: 300 * time.Millisecond, TalkTime: 30 * time.Second}
 	cfg.PersonaThink = 20 * time.Millisecond
+	cfg.SandboxVoice = false // text personas keep these tests fast; TestSandboxVoiceCall speaks
 	cfg.JobPoll = 100 * time.Millisecond
 	cfg.HousekeepingEvery = time.Second
 	cfg.ShutdownTimeout = 5 * time.Second

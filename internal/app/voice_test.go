@@ -1,0 +1,402 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"switchboard/internal/audio"
+	"switchboard/internal/gateway/protocol"
+	"switchboard/internal/speech"
+	"switchboard/internal/speech/local"
+)
+
+// voiceClient is a web call's audio client in a test: it streams a
+// microphone (silence, or queued speech) in real time, 20 ms a frame, and
+// collects the server's events and audio.
+type voiceClient struct {
+	t    *testing.T
+	conn *websocket.Conn
+
+	events chan protocol.ServerEvent
+	say    chan []int16 // utterances for the microphone
+
+	mu         sync.Mutex
+	audioBytes map[string]int // assistant audio received per turn
+	current    string         // the turn whose audio is playing
+	afterClear int            // binary frames received after an assistant.audio.clear
+	cleared    bool
+	stop       context.CancelFunc
+	done       sync.WaitGroup
+}
+
+func newVoiceClient(t *testing.T, conn *websocket.Conn) *voiceClient {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &voiceClient{t: t, conn: conn, events: make(chan protocol.ServerEvent, 4096), say: make(chan []int16, 4),
+		audioBytes: map[string]int{}, stop: cancel}
+	c.done.Go(func() { c.read(ctx) })
+	c.done.Go(func() { c.mic(ctx) })
+	t.Cleanup(func() { cancel(); conn.CloseNow(); c.done.Wait() })
+	return c
+}
+
+func (c *voiceClient) read(ctx context.Context) {
+	defer close(c.events)
+	for {
+		typ, data, err := c.conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ == websocket.MessageBinary {
+			c.mu.Lock()
+			c.audioBytes[c.current] += len(data)
+			if c.cleared {
+				c.afterClear++
+			}
+			c.mu.Unlock()
+			continue
+		}
+		ev, err := protocol.DecodeServer(data)
+		if err != nil {
+			c.t.Errorf("gateway sent an invalid event %s: %v", data, err)
+			return
+		}
+		c.mu.Lock()
+		switch e := ev.(type) {
+		case protocol.AudioStart:
+			c.current, c.cleared = e.TurnID, false
+		case protocol.AudioClear:
+			c.cleared = true
+		}
+		c.mu.Unlock()
+		c.events <- ev
+	}
+}
+
+// mic sends 20 ms of PCM16 every 20 ms: queued speech, else silence.
+func (c *voiceClient) mic(ctx context.Context) {
+	tick := time.NewTicker(audio.FrameDuration)
+	defer tick.Stop()
+	var cur []int16
+	silence := make([]byte, 2*audio.FrameSamples)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if len(cur) == 0 {
+			select {
+			case cur = <-c.say:
+			default:
+			}
+		}
+		frame := silence
+		if len(cur) > 0 {
+			n := min(len(cur), audio.FrameSamples)
+			pcm := append(cur[:n:n], make([]int16, audio.FrameSamples-n)...)
+			frame = audio.EncodePCM16(nil, pcm)
+			cur = cur[n:]
+		}
+		if err := c.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
+			return
+		}
+	}
+}
+
+func (c *voiceClient) send(ev protocol.ClientEvent) {
+	c.t.Helper()
+	b, err := protocol.EncodeClient(ev)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.conn.Write(context.Background(), websocket.MessageText, b); err != nil {
+		c.t.Fatalf("writing to the gateway: %v", err)
+	}
+}
+
+// until collects events until done says so, failing after within.
+func (c *voiceClient) until(within time.Duration, what string, done func(protocol.ServerEvent) bool) []protocol.ServerEvent {
+	c.t.Helper()
+	var out []protocol.ServerEvent
+	deadline := time.After(within)
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				c.t.Fatalf("the socket closed waiting for %s; events: %s", what, describe(out))
+			}
+			out = append(out, ev)
+			if done(ev) {
+				return out
+			}
+		case <-deadline:
+			c.t.Fatalf("no %s within %s; events: %s", what, within, describe(out))
+		}
+	}
+}
+
+func describe(evs []protocol.ServerEvent) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		j, _ := json.Marshal(ev)
+		b.WriteString(ev.Type() + string(j) + "\n")
+	}
+	return b.String()
+}
+
+// speak synthesizes a caller's words with espeak-ng at 16 kHz.
+func speak(t *testing.T, tts speech.Synthesizer, text string) []int16 {
+	t.Helper()
+	var pcm []int16
+	err := tts.Synthesize(context.Background(), text, speech.VoiceOptions{SampleRate: audio.PipelineRate}, func(p []int16) error {
+		pcm = append(pcm, p...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("synthesizing %q: %v", text, err)
+	}
+	return pcm
+}
+
+func isTurnDoneWith(s string) func(protocol.ServerEvent) bool {
+	return func(ev protocol.ServerEvent) bool {
+		d, ok := ev.(protocol.TurnDone)
+		return ok && strings.Contains(d.Text, s)
+	}
+}
+
+// TestVoiceWebCallBooking is the voice end-to-end test: a websocket client
+// streams espeak-ng speech for a scripted caller at real-time pace to the
+// booking flow on the local engines; the assistant's audio comes back, the
+// transcript holds the recognized caller text and the assistant's text,
+// and the analysis is ready.
+func TestVoiceWebCallBooking(t *testing.T) {
+	if _, stt, why := local.Available(); !stt {
+		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
+	}
+	tts, err := local.NewSynthesizer(local.SynthesizerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	asst := b.bookingAssistant(b.key)
+	callID, ws := b.dialWebCall(asst)
+	c := newVoiceClient(t, ws.conn)
+	c.send(protocol.SessionUpdate{TextOnly: new(false), Audio: &protocol.Audio{Encoding: protocol.PCM16, SampleRate: 16000}})
+	c.until(10*time.Second, "the greeting", isTurnDoneWith("What day would suit you?"))
+
+	c.say <- speak(t, tts, "I would like to book an appointment for tomorrow")
+	evs := c.until(30*time.Second, "the confirmation", isTurnDoneWith("is that right?"))
+	var heard string
+	var started, stopped, audioStart, audioDone bool
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case protocol.SpeechStarted:
+			started = true
+		case protocol.SpeechStopped:
+			stopped = true
+		case protocol.Transcript:
+			if e.Role == protocol.RoleUser && e.Final {
+				heard = e.Text
+			}
+		case protocol.AudioStart:
+			audioStart = true
+		case protocol.AudioDone:
+			audioDone = true
+		case protocol.ErrorEvent:
+			t.Errorf("error event: %+v", e)
+		}
+	}
+	if !started || !stopped || !audioStart || !audioDone {
+		t.Errorf("speech.started %v, speech.stopped %v, assistant.audio.start %v, assistant.audio.done %v; want all; events:\n%s",
+			started, stopped, audioStart, audioDone, describe(evs))
+	}
+	if !strings.Contains(heard, "tomorrow") {
+		t.Fatalf("recognized %q, want it to hold \"tomorrow\"", heard)
+	}
+
+	c.say <- speak(t, tts, "yes")
+	evs = c.until(30*time.Second, "the end of the call", isEnded)
+	if e := evs[len(evs)-1].(protocol.CallEnded); e.EndedReason != "assistant-ended-call" {
+		t.Errorf("call.ended = %+v", e)
+	}
+	c.mu.Lock()
+	perTurn := c.audioBytes
+	c.mu.Unlock()
+	var spoken int
+	for turn, n := range perTurn {
+		if turn != "" && n > 0 {
+			spoken++
+		}
+		if n%640 != 0 {
+			t.Errorf("turn %s: %d bytes of audio, not whole 20 ms frames", turn, n)
+		}
+	}
+	if spoken < 3 {
+		t.Errorf("assistant audio per turn = %v, want the greeting, the confirmation and the goodbye spoken", perTurn)
+	}
+
+	b.checkBookingCall(callID)
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	if !strings.Contains(turns[1]["text"].(string), "tomorrow") {
+		t.Errorf("stored caller turn = %q", turns[1]["text"])
+	}
+	t.Logf("caller heard as %q then %q", turns[1]["text"], turns[3]["text"])
+
+	// The replies to the caller's speech carry the latency breakdown, and
+	// the call its p50/p95.
+	for _, i := range []int{2, 4} {
+		l, _ := turns[i]["latency"].(map[string]any)
+		if l == nil || l["totalMs"].(float64) <= 0 || l["transcriberMs"].(float64) <= 0 || l["voiceMs"].(float64) <= 0 {
+			t.Errorf("turn %d latency = %v, want a breakdown", i+1, turns[i]["latency"])
+		}
+		t.Logf("turn %d latency %v", i+1, l)
+	}
+	detail := b.must(200, "GET", "/v1/calls/"+callID, nil).data()
+	if l, _ := detail["latency"].(map[string]any); l == nil || l["turns"] != 2.0 || l["p95"] == nil {
+		t.Errorf("call latency = %v, want p50/p95 over 2 turns", detail["latency"])
+	}
+}
+
+// TestSandboxVoiceCall: a sandbox phone call to the default persona runs
+// over audio end to end — the assistant's speech synthesized, μ-law at
+// 8 kHz, recognized by the persona, whose spoken answers are recognized by
+// the assistant — and produces a two-sided transcript.
+func TestSandboxVoiceCall(t *testing.T) {
+	if _, stt, why := local.Available(); !stt {
+		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
+	}
+	cfg := testConfig(databases(t)["sqlite"](t))
+	cfg.SandboxVoice = true
+	cfg.Sandbox.TalkTime = time.Minute
+	b := start(t, cfg)
+	asst := b.bookingAssistant(b.key)
+	p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+14155550100"}).data()["id"].(string)
+	b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": p, "outboundAssistantId": asst})
+	callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": p, "phoneNumber": "+14155551234"}).Body["callId"].(string)
+	c := b.waitCall(b.key, callID, 60*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	var users, assistants int
+	var texts []string
+	for _, tr := range turns {
+		texts = append(texts, tr["role"].(string)+": "+tr["text"].(string))
+		switch tr["role"] {
+		case "user":
+			users++
+		case "assistant":
+			assistants++
+		}
+	}
+	t.Logf("call ended %v/%v; transcript:\n%s", c["outcome"], c["endedReason"], strings.Join(texts, "\n"))
+	if users < 1 || assistants < 2 {
+		t.Fatalf("transcript has %d caller and %d assistant turns, want a two-sided conversation", users, assistants)
+	}
+	if c["outcome"] != "completed" {
+		t.Errorf("call = %v/%v, want completed", c["outcome"], c["endedReason"])
+	}
+}
+
+// bargeInFlow asks for a day, then reads out a long answer the caller
+// cuts short.
+const bargeInFlow = `{
+  "start": "ask",
+  "nodes": {
+    "ask": {"type": "ask", "text": "What day would suit you?",
+      "branches": [{"match": {"kind": "any"}, "next": "long"}]},
+    "long": {"type": "say", "text": "Let me read out our opening hours. We are open on Monday from nine in the morning until five in the afternoon. On Tuesday we open at ten and close at six. On Wednesday and Thursday we are open from eight until four. On Friday we close early, at two in the afternoon. On Saturday we open only in the morning.", "next": "again"},
+    "again": {"type": "ask", "text": "Which of those days would you like?",
+      "branches": [{"match": {"kind": "any"}, "next": "bye"}]},
+    "bye": {"type": "end", "text": "Thank you. Goodbye!", "success": true}
+  }
+}`
+
+// TestVoiceBargeIn: the caller speaks over the assistant's audio;
+// assistant.audio.clear arrives, at most one frame of that turn follows it,
+// and the transcript marks the turn interrupted and keeps only what was
+// played.
+func TestVoiceBargeIn(t *testing.T) {
+	if _, stt, why := local.Available(); !stt {
+		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
+	}
+	tts, err := local.NewSynthesizer(local.SynthesizerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	var flow any
+	if err := json.Unmarshal([]byte(bargeInFlow), &flow); err != nil {
+		t.Fatal(err)
+	}
+	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Hours", "model": map[string]any{"provider": "flow"}, "flow": flow}).data()["id"].(string)
+	callID, ws := b.dialWebCall(asst)
+	c := newVoiceClient(t, ws.conn)
+	c.send(protocol.SessionUpdate{TextOnly: new(false)})
+	c.until(10*time.Second, "the question", isTurnDoneWith("What day would suit you?"))
+
+	c.say <- speak(t, tts, "next tuesday")
+	var long string
+	c.until(30*time.Second, "the long answer's audio", func(ev protocol.ServerEvent) bool {
+		if d, ok := ev.(protocol.TextDelta); ok && strings.Contains(d.Text, "opening hours") {
+			long = d.TurnID
+		}
+		s, ok := ev.(protocol.AudioStart)
+		return ok && s.TurnID == long
+	})
+	time.Sleep(2 * time.Second) // let two seconds of it play
+	c.say <- speak(t, tts, "wait, I want to ask something else")
+	evs := c.until(20*time.Second, "the interrupted turn", isTurnDoneWith(""))
+	var clear *protocol.AudioClear
+	var done protocol.TurnDone
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case protocol.AudioClear:
+			clear = &e
+		case protocol.TurnDone:
+			done = e
+		case protocol.AudioDone:
+			if e.TurnID == long {
+				t.Fatalf("the long turn played to its end: no barge-in; events:\n%s", describe(evs))
+			}
+		}
+	}
+	if clear == nil || clear.TurnID != long {
+		t.Fatalf("no assistant.audio.clear for %s; events:\n%s", long, describe(evs))
+	}
+	if done.TurnID != long || !done.Interrupted {
+		t.Fatalf("turn.done = %+v, want %s interrupted", done, long)
+	}
+	c.mu.Lock()
+	after := c.afterClear
+	c.mu.Unlock()
+	if after > 1 {
+		t.Errorf("%d audio frames arrived after assistant.audio.clear, want at most 1", after)
+	}
+	full := "Let me read out our opening hours."
+	if !strings.HasPrefix(done.Text, "Let me") || len(done.Text) >= 200 || strings.Contains(done.Text, "Saturday") {
+		t.Errorf("interrupted turn text = %q, want only the part played (it starts %q)", done.Text, full)
+	}
+	if clear.PlayedMs < 1500 {
+		t.Errorf("assistant.audio.clear playedMs = %d, want about two seconds", clear.PlayedMs)
+	}
+	// The flow had moved on to its next question within the cut turn, so
+	// the caller's words answer it.
+	c.until(30*time.Second, "the goodbye", isTurnDoneWith("Goodbye"))
+
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	var stored map[string]any
+	for _, tr := range turns {
+		if strings.HasPrefix(tr["text"].(string), "Let me") {
+			stored = tr
+		}
+	}
+	if stored == nil || stored["interrupted"] != true || stored["text"] != done.Text {
+		t.Errorf("stored turn = %v, want interrupted with text %q", stored, done.Text)
+	}
+	t.Logf("heard %q after %d ms", done.Text, clear.PlayedMs)
+}
