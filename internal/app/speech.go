@@ -274,10 +274,10 @@ func (e *SpeechEngines) Synthesizer(name string) (speech.Synthesizer, bool) {
 }
 
 // Transcribers lists the transcribers this server runs, local first.
-func (e *SpeechEngines) Transcribers() []string { return slices.Clone(e.tNames) }
+func (e *SpeechEngines) Transcribers() []string { return append([]string{}, e.tNames...) }
 
 // Synthesizers lists the voices this server runs, local first.
-func (e *SpeechEngines) Synthesizers() []string { return slices.Clone(e.sNames) }
+func (e *SpeechEngines) Synthesizers() []string { return append([]string{}, e.sNames...) }
 
 func (e *SpeechEngines) names(role string) []string {
 	if role == roleTranscriber {
