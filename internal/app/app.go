@@ -194,7 +194,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if cfg.SandboxVoice {
 		m.phone.voices = m.speech
 	}
-	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech}, Log: log.With("component", "gateway")})
+	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")}, Log: log.With("component", "gateway")})
 	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: func(c call.Call) {
 		m.phone.ended(c)
 		m.gateway.CallEnded(c)

@@ -23,7 +23,7 @@ var phoneLine = audio.Format{Encoding: audio.Mulaw, SampleRate: 8000}
 // local text-to-speech — the whole voice path, offline. It returns an
 // error (and runs nothing) when the engines it needs are missing.
 func (p *phoneConversations) speak(ctx context.Context, cfg conversation.Config, line *personaLine) error {
-	stt, tts, err := voices{p.voices}.For(cfg.Assistant)
+	stt, tts, err := voices{p.voices, p.log}.For(cfg.Assistant)
 	if err != nil {
 		return err
 	}
