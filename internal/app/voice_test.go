@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/audio"
 	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/speech"
+	"switchboard/internal/speech/cloud/speechtest"
 	"switchboard/internal/speech/local"
 )
 
@@ -399,4 +400,47 @@ func TestVoiceBargeIn(t *testing.T) {
 		t.Errorf("stored turn = %v, want interrupted with text %q", stored, done.Text)
 	}
 	t.Logf("heard %q after %d ms", done.Text, clear.PlayedMs)
+}
+
+// TestVoiceProviderFailover: a voice provider that fails hands the call to
+// the assistant's fallback, which speaks; without a fallback the call ends
+// failed with voice-failed instead of hanging.
+func TestVoiceProviderFailover(t *testing.T) {
+	fake := speechtest.NewDeepgramSpeak(t,
+		speechtest.Speech{Status: 503}, speechtest.Speech{Status: 503}, speechtest.Speech{Status: 503}, speechtest.Speech{Status: 503})
+	cfg := testConfig(databases(t)["sqlite"](t))
+	cfg.Speech = SpeechConfig{DeepgramBaseURL: fake.URL, DeepgramKey: speechtest.APIKey}
+	b := start(t, cfg)
+	flow := map[string]any{"start": "ask", "nodes": map[string]any{
+		"ask": map[string]any{"type": "ask", "text": "What day would suit you?", "branches": []any{map[string]any{"match": map[string]any{"kind": "any"}, "next": "bye"}}},
+		"bye": map[string]any{"type": "end", "text": "Goodbye!", "success": true}}}
+	newAssistant := func(voice map[string]any) string {
+		return b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Failover", "model": map[string]any{"provider": "flow"}, "flow": flow, "voice": voice}).data()["id"].(string)
+	}
+
+	withFallback := newAssistant(map[string]any{"provider": "deepgram", "voiceId": "aura-asteria-en", "fallback": map[string]any{"provider": "local"}})
+	_, ws := b.dialWebCall(withFallback)
+	c := newVoiceClient(t, ws.conn)
+	c.send(protocol.SessionUpdate{TextOnly: new(false)})
+	c.until(15*time.Second, "the question, spoken by the fallback", isTurnDoneWith("What day"))
+	c.mu.Lock()
+	spoken := c.audioBytes["turn_1"]
+	c.mu.Unlock()
+	if spoken == 0 {
+		t.Errorf("no audio for the question: the fallback did not speak")
+	}
+	c.send(protocol.Hangup{})
+
+	noFallback := newAssistant(map[string]any{"provider": "deepgram", "voiceId": "aura-asteria-en"})
+	callID, ws2 := b.dialWebCall(noFallback)
+	c2 := newVoiceClient(t, ws2.conn)
+	c2.send(protocol.SessionUpdate{TextOnly: new(false)})
+	evs := c2.until(15*time.Second, "the end of the call", isEnded)
+	if e := evs[len(evs)-1].(protocol.CallEnded); e.Outcome != "failed" || e.EndedReason != "voice-failed" {
+		t.Errorf("call.ended = %+v, want failed/voice-failed", e)
+	}
+	rec := b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	if rec["endedReason"] != "voice-failed" {
+		t.Errorf("stored call = %v/%v, want voice-failed", rec["outcome"], rec["endedReason"])
+	}
 }
