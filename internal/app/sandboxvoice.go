@@ -132,7 +132,7 @@ func (c *callee) listen(ctx context.Context) {
 			if !tr.Final {
 				continue
 			}
-			say, hangup := c.line.persona.Reply(tr.Text)
+			say, hangup := c.line.persona.Hear(tr.Text)
 			c.log.Debug("sandbox persona", "heard", tr.Text, "says", say, "hangup", hangup)
 			if say == "" && hangup {
 				c.line.deliver(conversation.Input{Kind: conversation.Hangup})

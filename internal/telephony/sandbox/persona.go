@@ -13,6 +13,9 @@ type Persona interface {
 	// Reply is what the callee says after the assistant's turn; hangup
 	// ends the call after saying it (say may be empty).
 	Reply(assistantText string) (say string, hangup bool)
+	// Hear is Reply over audio: heard is what the callee's speech
+	// recognizer made of the assistant's turn, which may be garbled.
+	Hear(heard string) (say string, hangup bool)
 }
 
 // Destination suffixes that choose a persona (the others are outcomes, see Place).
@@ -39,6 +42,7 @@ type silent struct{}
 
 func (*silent) Name() string                { return "silent" }
 func (*silent) Reply(string) (string, bool) { return "", false }
+func (*silent) Hear(string) (string, bool)  { return "", false }
 
 // alex answers like a cooperative caller booking an appointment: a day
 // when asked for a date, a time when asked for a time, yes to
@@ -58,7 +62,7 @@ var script = []struct {
 	hangup bool
 }{
 	{[]string{"goodbye", "good bye", "bye", "have a nice day", "have a great day", "take care"}, "Thanks, bye!", true},
-	{[]string{"what day", "which day", "what date", "which date", "when would", "when do", "when can", "what day would", "day would suit", "date would"}, "Next Tuesday, please.", false},
+	{[]string{"what day", "which day", "what date", "which date", "when would", "when do", "when can", "what day would", "day would suit", "date would"}, "Tomorrow, please.", false},
 	{[]string{"what time", "which time", "what hour", "time would"}, "At 3 pm.", false},
 	{[]string{"your name", "who am i speaking", "who is this", "may i have your name"}, "My name is Alex Smith.", false},
 	{[]string{"phone number", "call you back on", "reach you"}, "You can reach me at 415 555 0123.", false},
@@ -68,9 +72,38 @@ var script = []struct {
 }
 
 func (a *alex) Reply(text string) (string, bool) {
+	if say, hangup, ok := a.match(text); ok {
+		return say, hangup
+	}
+	if a.answers == 0 {
+		a.answers++
+		return "Hi!", false
+	}
+	return "", false // a statement: Alex listens
+}
+
+// Hear: when no rule matches what Alex's recognizer heard (it misheard),
+// he says what he wants, in words recognizers get right even on a phone
+// line, then agrees with whatever was asked.
+func (a *alex) Hear(heard string) (string, bool) {
+	if say, hangup, ok := a.match(heard); ok {
+		return say, hangup
+	}
+	if strings.TrimSpace(heard) == "" {
+		return "", false
+	}
+	a.answers++
+	if a.answers == 1 {
+		return "I would like to book an appointment for tomorrow.", false
+	}
+	return "Yes, that's right.", false
+}
+
+// match applies the script (and the answer limit) to text.
+func (a *alex) match(text string) (say string, hangup, ok bool) {
 	t := " " + strings.ToLower(text) + " "
 	if a.answers >= a.maxAnswers {
-		return "Sorry, I have to go now. Bye!", true
+		return "Sorry, I have to go now. Bye!", true, true
 	}
 	for _, rule := range script {
 		for _, w := range rule.any {
@@ -78,13 +111,9 @@ func (a *alex) Reply(text string) (string, bool) {
 				if !rule.hangup {
 					a.answers++
 				}
-				return rule.say, rule.hangup
+				return rule.say, rule.hangup, true
 			}
 		}
 	}
-	if a.answers == 0 {
-		a.answers++
-		return "Hi!", false
-	}
-	return "", false // a statement: Alex listens
+	return "", false, false
 }

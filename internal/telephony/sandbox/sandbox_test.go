@@ -552,7 +552,7 @@ func TestPersonaAlex(t *testing.T) {
 		assistant, say string
 		hangup         bool
 	}{
-		{"Hi! I can book your appointment. What day would suit you?", "Next Tuesday, please.", false},
+		{"Hi! I can book your appointment. What day would suit you?", "Tomorrow, please.", false},
 		{"So Tuesday, December 1, is that right?", "Yes, that's right.", false},
 		{"What time works best? What time would you like?", "At 3 pm.", false},
 		{"You're booked. Goodbye!", "Thanks, bye!", true},
@@ -571,5 +571,28 @@ func TestPersonaAlex(t *testing.T) {
 	imp.Reply("Is that right?")
 	if say, hangup := imp.Reply("And what time?"); !hangup || say == "" {
 		t.Errorf("impatient persona third answer = %q, %v; want a goodbye and hang-up", say, hangup)
+	}
+}
+
+// TestPersonaHear: over audio, Alex answers what he recognizes by the
+// script and, when he misheard, states his business, then agrees.
+func TestPersonaHear(t *testing.T) {
+	a := PersonaFor("+14155551234")
+	steps := []struct{ heard, want string }{
+		{"i can look at your what what what do you", "I would like to book an appointment for tomorrow."},
+		{"so sunday november twenty second is that right", "Yes, that's right."},
+		{"the two big league", "Yes, that's right."},
+		{"", ""},
+	}
+	for _, s := range steps {
+		if got, hangup := a.Hear(s.heard); got != s.want || hangup {
+			t.Errorf("Hear(%q) = %q, %v; want %q", s.heard, got, hangup, s.want)
+		}
+	}
+	if got, hangup := a.Hear("goodbye"); !hangup || got != "Thanks, bye!" {
+		t.Errorf("Hear(goodbye) = %q, %v", got, hangup)
+	}
+	if got, _ := PersonaFor("+14155550005").Hear("what day would suit you"); got != "" {
+		t.Errorf("the silent persona said %q", got)
 	}
 }
