@@ -165,14 +165,30 @@ func (c *callee) listen(ctx context.Context) {
 // silenceMulaw is 20 ms of μ-law silence.
 var silenceMulaw = []byte(strings.Repeat("\xff", 160))
 
-// talk is the persona's microphone: 20 ms of μ-law every 20 ms, its
-// speech when it has something to say, line silence otherwise (the
-// assistant's endpointing needs the silence to hear the end of a turn).
+// talk is the persona's microphone: its speech when it has something to
+// say, line silence otherwise (the assistant's endpointing needs the
+// silence to hear the end of a turn); half a second after its goodbye it
+// hangs up.
 func (c *callee) talk(ctx context.Context, pipe *voice.Pipeline) {
+	microphone(ctx, c.speech, silenceMulaw, pipe.Write, func(idle int) {
+		c.mu.Lock()
+		hang := c.hangup && idle == 25
+		c.mu.Unlock()
+		if hang {
+			c.line.deliver(conversation.Input{Kind: conversation.Hangup})
+		}
+	})
+}
+
+// microphone sends one frame (len(silence) bytes) every 20 ms, in real
+// time, until ctx is done or write fails: the next utterance from speech
+// when there is one, else silence. idle, if set, is told how many frames
+// of silence have followed the last utterance.
+func microphone(ctx context.Context, speech <-chan []byte, silence []byte, write func([]byte) error, idle func(frames int)) {
 	tick := time.NewTicker(audio.FrameDuration)
 	defer tick.Stop()
 	var cur []byte
-	trailing := 0 // frames of silence since the persona last spoke
+	quiet := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -181,26 +197,20 @@ func (c *callee) talk(ctx context.Context, pipe *voice.Pipeline) {
 		}
 		if len(cur) == 0 {
 			select {
-			case cur = <-c.speech:
-				trailing = 0
+			case cur = <-speech:
+				quiet = 0
 			default:
 			}
 		}
-		frame := silenceMulaw
+		frame := silence
 		if len(cur) > 0 {
-			n := min(len(cur), len(silenceMulaw))
-			frame = append(cur[:n:n], silenceMulaw[n:]...)
+			n := min(len(cur), len(silence))
+			frame = append(cur[:n:n], silence[n:]...)
 			cur = cur[n:]
-		} else {
-			trailing++
-			c.mu.Lock()
-			hang := c.hangup && trailing == 25 // half a second after its goodbye
-			c.mu.Unlock()
-			if hang {
-				c.line.deliver(conversation.Input{Kind: conversation.Hangup})
-			}
+		} else if quiet++; idle != nil {
+			idle(quiet)
 		}
-		if err := pipe.Write(frame); err != nil {
+		if err := write(frame); err != nil {
 			return
 		}
 	}

@@ -25,7 +25,7 @@ type voiceClient struct {
 	conn *websocket.Conn
 
 	events chan protocol.ServerEvent
-	say    chan []int16 // utterances for the microphone
+	say    chan []byte // utterances for the microphone (PCM16, 16 kHz)
 
 	mu         sync.Mutex
 	audioBytes map[string]int // assistant audio received per turn
@@ -38,7 +38,7 @@ type voiceClient struct {
 
 func newVoiceClient(t *testing.T, conn *websocket.Conn) *voiceClient {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &voiceClient{t: t, conn: conn, events: make(chan protocol.ServerEvent, 4096), say: make(chan []int16, 4),
+	c := &voiceClient{t: t, conn: conn, events: make(chan protocol.ServerEvent, 4096), say: make(chan []byte, 4),
 		audioBytes: map[string]int{}, stop: cancel}
 	c.done.Go(func() { c.read(ctx) })
 	c.done.Go(func() { c.mic(ctx) })
@@ -79,35 +79,11 @@ func (c *voiceClient) read(ctx context.Context) {
 	}
 }
 
-// mic sends 20 ms of PCM16 every 20 ms: queued speech, else silence.
+// mic is the client's microphone: queued speech, else silence, in real time.
 func (c *voiceClient) mic(ctx context.Context) {
-	tick := time.NewTicker(audio.FrameDuration)
-	defer tick.Stop()
-	var cur []int16
-	silence := make([]byte, 2*audio.FrameSamples)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if len(cur) == 0 {
-			select {
-			case cur = <-c.say:
-			default:
-			}
-		}
-		frame := silence
-		if len(cur) > 0 {
-			n := min(len(cur), audio.FrameSamples)
-			pcm := append(cur[:n:n], make([]int16, audio.FrameSamples-n)...)
-			frame = audio.EncodePCM16(nil, pcm)
-			cur = cur[n:]
-		}
-		if err := c.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
-			return
-		}
-	}
+	microphone(ctx, c.say, make([]byte, 2*audio.FrameSamples), func(frame []byte) error {
+		return c.conn.Write(ctx, websocket.MessageBinary, frame)
+	}, nil)
 }
 
 func (c *voiceClient) send(ev protocol.ClientEvent) {
@@ -151,18 +127,38 @@ func describe(evs []protocol.ServerEvent) string {
 	return b.String()
 }
 
-// speak synthesizes a caller's words with espeak-ng at 16 kHz.
-func speak(t *testing.T, tts speech.Synthesizer, text string) []int16 {
+// speak synthesizes a caller's words with espeak-ng, PCM16 at 16 kHz.
+func speak(t *testing.T, tts speech.Synthesizer, text string) []byte {
 	t.Helper()
-	var pcm []int16
+	var pcm []byte
 	err := tts.Synthesize(context.Background(), text, speech.VoiceOptions{SampleRate: audio.PipelineRate}, func(p []int16) error {
-		pcm = append(pcm, p...)
+		pcm = audio.EncodePCM16(pcm, p)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("synthesizing %q: %v", text, err)
 	}
 	return pcm
+}
+
+// localVoice is the caller's voice, failing the test when the local
+// engines the server needs are missing (make test installs them).
+func localVoice(t *testing.T) speech.Synthesizer {
+	t.Helper()
+	requireLocal(t)
+	tts, err := local.NewSynthesizer(local.SynthesizerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tts
+}
+
+// requireLocal fails the test when the local speech engines are missing.
+func requireLocal(t *testing.T) {
+	t.Helper()
+	if _, stt, why := local.Available(); !stt {
+		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
+	}
 }
 
 func isTurnDoneWith(s string) func(protocol.ServerEvent) bool {
@@ -178,13 +174,7 @@ func isTurnDoneWith(s string) func(protocol.ServerEvent) bool {
 // transcript holds the recognized caller text and the assistant's text,
 // and the analysis is ready.
 func TestVoiceWebCallBooking(t *testing.T) {
-	if _, stt, why := local.Available(); !stt {
-		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
-	}
-	tts, err := local.NewSynthesizer(local.SynthesizerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tts := localVoice(t)
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
 	asst := b.bookingAssistant(b.key)
 	callID, ws := b.dialWebCall(asst)
@@ -270,9 +260,7 @@ func TestVoiceWebCallBooking(t *testing.T) {
 // 8 kHz, recognized by the persona, whose spoken answers are recognized by
 // the assistant — and produces a two-sided transcript.
 func TestSandboxVoiceCall(t *testing.T) {
-	if _, stt, why := local.Available(); !stt {
-		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
-	}
+	requireLocal(t)
 	cfg := testConfig(databases(t)["sqlite"](t))
 	cfg.SandboxVoice = true
 	cfg.Sandbox.TalkTime = time.Minute
@@ -322,13 +310,7 @@ const bargeInFlow = `{
 // and the transcript marks the turn interrupted and keeps only what was
 // played.
 func TestVoiceBargeIn(t *testing.T) {
-	if _, stt, why := local.Available(); !stt {
-		t.Fatalf("the local speech engines are not available (%s): make test installs them", why)
-	}
-	tts, err := local.NewSynthesizer(local.SynthesizerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tts := localVoice(t)
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
 	var flow any
 	if err := json.Unmarshal([]byte(bargeInFlow), &flow); err != nil {
