@@ -106,6 +106,9 @@ func newQueue[TTx any](driver riverdriver.Driver[TTx], h *Handlers, cfg Config) 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	// River reports its producers' job counts at info every few seconds:
+	// only its warnings and errors are worth an operator's log.
+	cfg.Logger = slog.New(warnOnly{cfg.Logger.Handler()})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &dialWorker{h: h})
 	river.AddWorker(workers, &housekeepingWorker{h: h})
@@ -194,3 +197,16 @@ func (q *Queue) Stop(ctx context.Context) error {
 	}
 	return err
 }
+
+// warnOnly passes on records of level warn and above.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnOnly{w.Handler.WithAttrs(attrs)}
+}
+
+func (w warnOnly) WithGroup(name string) slog.Handler { return warnOnly{w.Handler.WithGroup(name)} }
