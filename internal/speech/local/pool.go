@@ -97,6 +97,16 @@ func (p *decoderPool) put(d decoder) {
 	<-p.tokens
 }
 
+// discard frees a lent decoder that failed instead of returning it: the
+// pool creates a fresh one when it is next needed.
+func (p *decoderPool) discard(d decoder) {
+	p.mu.Lock()
+	p.created--
+	p.mu.Unlock()
+	d.free()
+	<-p.tokens
+}
+
 // close frees the idle decoders now and the lent ones when they return.
 func (p *decoderPool) close() {
 	p.mu.Lock()

@@ -231,7 +231,13 @@ func (s *stream) run(ctx context.Context) {
 	defer close(s.done)
 	err := s.loop(ctx)
 	if s.dec != nil {
-		s.pool.put(s.dec)
+		// Closed mid-utterance (a hang-up): the utterance is ended before
+		// the decoder goes back, or its next borrower could not begin one.
+		if _, _, endErr := s.dec.end(slices.Clone(s.cmn)); endErr != nil {
+			s.pool.discard(s.dec)
+		} else {
+			s.pool.put(s.dec)
+		}
 		s.dec = nil
 	}
 	s.mu.Lock()
@@ -309,11 +315,13 @@ func (s *stream) finish(ctx context.Context) error {
 	t := speech.Transcript{Final: true}
 	if s.dec != nil {
 		text, conf, err := s.dec.end(s.cmn)
-		s.pool.put(s.dec)
-		s.dec = nil
 		if err != nil {
+			s.pool.discard(s.dec) // its state is unknown: never lend it again
+			s.dec = nil
 			return err
 		}
+		s.pool.put(s.dec)
+		s.dec = nil
 		t.Text, t.Confidence = text, conf
 	}
 	s.sincePartial, s.lastPartial, s.uttSamples = 0, "", 0
@@ -393,7 +401,7 @@ func (s *stream) open(ctx context.Context) error {
 		err = d.begin("", s.cmn)
 	}
 	if err != nil {
-		s.pool.put(d)
+		s.pool.discard(d) // a decoder that cannot begin is not lent again
 		return err
 	}
 	s.dec = d
