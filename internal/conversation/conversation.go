@@ -318,10 +318,12 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 			panic(res.panic) // on the conversation's goroutine, where its owner recovers
 		}
 		rep, err := res.rep, res.err
-		if cutBy != nil && err != nil {
+		bargedIn := cutBy != nil && cutBy.Kind == Interrupt
+		if cutBy != nil && (err != nil || bargedIn) {
 			// Keep what was delivered (heard, when spoken), marked
-			// interrupted. (A reply that completed anyway stands whole;
-			// the input is handled next.)
+			// interrupted. A reply that completed anyway stands whole and
+			// the input is handled next — unless the caller barged in on
+			// its audio, which was cut whether or not the brain finished.
 			heard, bd := r.delivered(turnID, b.String(), cutBy)
 			if b.Len() > 0 {
 				r.truncateBrain(heard)

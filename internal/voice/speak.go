@@ -77,7 +77,8 @@ func (p *Pipeline) synthesize(ctx context.Context, t *turn, text string, enc *au
 	if t.synthStart.IsZero() {
 		t.synthStart = p.cfg.Now()
 	}
-	t.sentences = append(t.sentences, sentence{text: text, from: t.queued})
+	t.sentences = append(t.sentences, sentence{text: text, from: t.queued, to: -1})
+	cur := len(t.sentences) - 1
 	p.mu.Unlock()
 	err := p.cfg.Synthesizer.Synthesize(tctx, text, opts, func(pcm []int16) error {
 		p.mu.Lock()
@@ -103,6 +104,11 @@ func (p *Pipeline) synthesize(ctx context.Context, t *turn, text string, enc *au
 			return err
 		}
 	}
+	p.mu.Lock()
+	t.sentences[cur].to = t.queued
+	p.paceFrames += t.queued - t.sentences[cur].from
+	p.paceWords += len(strings.Fields(text))
+	p.mu.Unlock()
 	return nil
 }
 
@@ -162,37 +168,81 @@ func (p *Pipeline) push(ctx context.Context, t *turn, payload []byte, flags byte
 // after these abbreviations.
 var abbreviations = map[string]bool{
 	"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "vs": true, "jr": true, "sr": true,
-	"e.g": true, "i.e": true, "etc": true, "no": true, "approx": true,
+	"e.g": true, "i.e": true, "etc": true, "approx": true,
 }
 
-// maxClause is the length past which a sentence without an end is cut at
-// its last comma, so a long first sentence does not hold back the voice.
-const maxClause = 160
+// maxWords bounds what is synthesized at once: a longer sentence is cut
+// (at its last comma within the bound, else after maxWords words), so a
+// long first sentence does not hold back the voice, and a barge-in knows
+// how far into it the caller got from pieces already measured.
+const maxWords = 24
 
 // cutSentences splits the whole sentences off the front of text, for
-// speaking as soon as each is complete, and returns the rest.
+// speaking as soon as each is complete, and returns the rest. Pieces with
+// nothing to say (a lone ".") are dropped.
 func cutSentences(text string) (sentences []string, rest string) {
 	start := 0
+	add := func(s string) {
+		if strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			sentences = append(sentences, chunk(s)...)
+		}
+	}
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c == '\n' || ((c == '.' || c == '!' || c == '?' || c == ';' || c == ':') && i+1 < len(text) && text[i+1] == ' ') {
 			if c == '.' && abbreviations[strings.ToLower(lastWord(text[start:i]))] {
 				continue
 			}
-			if s := strings.TrimSpace(text[start : i+1]); s != "" {
-				sentences = append(sentences, s)
-			}
+			add(strings.TrimSpace(text[start : i+1]))
 			start = i + 1
 		}
 	}
 	rest = text[start:]
-	if len(rest) > maxClause {
-		if j := strings.LastIndex(rest[:maxClause], ", "); j > 0 {
-			sentences = append(sentences, strings.TrimSpace(rest[:j+1]))
-			rest = rest[j+1:]
+	// An unfinished sentence already past maxWords complete words: speak
+	// its first piece now.
+	for {
+		words := strings.Fields(rest)
+		if len(words) <= maxWords || !strings.HasSuffix(rest, " ") && len(words) == maxWords+1 {
+			return sentences, rest
+		}
+		cut := pieceEnd(rest)
+		add(strings.TrimSpace(rest[:cut]))
+		rest = rest[cut:]
+	}
+}
+
+// chunk cuts a complete sentence into pieces of at most maxWords words.
+func chunk(s string) []string {
+	var out []string
+	for len(strings.Fields(s)) > maxWords {
+		cut := pieceEnd(s)
+		out = append(out, strings.TrimSpace(s[:cut]))
+		s = strings.TrimSpace(s[cut:])
+	}
+	return append(out, s)
+}
+
+// pieceEnd is where the first piece of s (more than maxWords words) ends:
+// after its last comma within the first maxWords words, else after them.
+func pieceEnd(s string) int {
+	end, n, inWord := len(s), 0, false
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if inWord {
+				if n++; n == maxWords {
+					end = i
+					break
+				}
+			}
+			inWord = false
+		} else {
+			inWord = true
 		}
 	}
-	return sentences, rest
+	if j := strings.LastIndex(s[:end], ", "); j > 0 {
+		return j + 1
+	}
+	return end
 }
 
 func lastWord(s string) string {

@@ -38,12 +38,18 @@ type turn struct {
 	markAt time.Time
 }
 
-// sentence is one synthesized piece of a turn and where its audio starts,
-// in frames from the turn's first.
+// sentence is one synthesized piece of a turn and where its audio
+// starts and ends, in frames from the turn's first; to is -1 while it is
+// being synthesized.
 type sentence struct {
-	text string
-	from int
+	text     string
+	from, to int
 }
+
+// framesPerWord estimates a sentence still being synthesized: 400 ms a
+// word, espeak-ng's and most voices' pace at 150 words a minute, until the
+// turn's finished sentences give the voice's own.
+const framesPerWord = 20
 
 // measurement times one caller utterance through the pipeline.
 type measurement struct {
@@ -122,23 +128,40 @@ func (p *Pipeline) heardLocked(t *turn) (heard string, playedMs int64) {
 		playedMs = min(playedMs, t.markMs+p.cfg.Now().Sub(t.markAt).Milliseconds())
 	}
 	frames := float64(playedMs) / float64(audio.FrameDuration.Milliseconds())
+	perWord := float64(framesPerWord)
+	if done, words := finishedLocked(t); words > 0 {
+		perWord = float64(done) / float64(words)
+	} else if p.paceWords > 0 { // the voice's pace on this call so far
+		perWord = float64(p.paceFrames) / float64(p.paceWords)
+	}
 	var words []string
-	for i, s := range t.sentences {
-		to := t.queued
-		if i+1 < len(t.sentences) {
-			to = t.sentences[i+1].from
-		}
+	for _, s := range t.sentences {
 		w := strings.Fields(s.text)
+		to := s.to
+		if to < 0 { // under way: its length so far, or what its words will take
+			to = s.from + max(t.queued-s.from, int(perWord*float64(len(w))))
+		}
 		if float64(to) <= frames {
 			words = append(words, w...)
 			continue
 		}
 		if span := to - s.from; span > 0 && frames > float64(s.from) {
-			words = append(words, w[:int(float64(len(w))*(frames-float64(s.from))/float64(span))]...)
+			words = append(words, w[:min(len(w), int(float64(len(w))*(frames-float64(s.from))/float64(span)))]...)
 		}
 		break
 	}
 	return strings.Join(words, " "), playedMs
+}
+
+// finishedLocked counts the frames and words of t's synthesized sentences.
+func finishedLocked(t *turn) (frames, words int) {
+	for _, s := range t.sentences {
+		if s.to >= 0 {
+			frames += s.to - s.from
+			words += len(strings.Fields(s.text))
+		}
+	}
+	return frames, words
 }
 
 // Mark records a client's playback.mark: it has played playedMs of turnID.
@@ -190,6 +213,10 @@ func (p *Pipeline) TextDone(turnID, text string) bool {
 		return false
 	}
 	t := p.turnLocked(turnID)
+	if t.cut { // cut before its text was complete: nothing more is played
+		p.mu.Unlock()
+		return false
+	}
 	rest := strings.TrimSpace(t.pending.String())
 	t.pending.Reset()
 	t.textDone = true

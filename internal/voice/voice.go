@@ -113,6 +113,9 @@ type Pipeline struct {
 	hints      []string     // expected answers, for the next utterance
 	hintsDirty bool
 	failed     bool // the voice path failed: nothing more is spoken
+	// paceFrames / paceWords is the voice's pace on this call: the frames
+	// and words of every sentence synthesized so far.
+	paceFrames, paceWords int
 
 	dropped  atomic.Uint64 // caller frames dropped because listen fell behind
 	running  atomic.Bool
