@@ -53,6 +53,12 @@ func (p *Pipeline) speak(ctx context.Context) {
 			p.pushEnd(ctx, it.t)
 			continue
 		}
+		p.mu.Lock()
+		failed := p.failed
+		p.mu.Unlock()
+		if failed { // the call is ending voice-failed: say nothing more
+			continue
+		}
 		if err := p.synthesize(ctx, it.t, it.text, enc, opts); err != nil {
 			enc.Reset()
 			if ctx.Err() != nil || it.t.ctx.Err() != nil {
