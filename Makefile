@@ -62,6 +62,8 @@ fuzz: ## fuzz every parser of untrusted input (REST bodies, gateway frames, flow
 	$(GO) test -run '^$$' -fuzz FuzzEndpointer -fuzztime 20s ./internal/audio/vad/
 	$(GO) test -run '^$$' -fuzz FuzzReadWAVHeader -fuzztime 20s ./internal/speech/local/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/speech/cloud/deepgram/
+	$(GO) test -run '^$$' -fuzz FuzzPipelineWrite -fuzztime 20s ./internal/voice/
+	$(GO) test -run '^$$' -fuzz FuzzAudioFrames -fuzztime 20s ./internal/gateway/
 
 bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchgateway -calls 1000 -out docs/benchmarks.md
