@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -24,7 +23,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -176,14 +174,14 @@ func run(ctx context.Context, o options) error {
 
 	// 4. Maximum load, alternating so that noise hits both.
 	var shares []float64
-	load0 := loadAvg()
+	load0 := bench.LoadAvg()
 	phase := func(c *http.Client, t bench.Target, d time.Duration, label string) bench.Result {
-		cpu0 := cpuTime()
+		cpu0 := bench.CPUTime()
 		r := bench.ClosedLoop(ctx, c, t, o.concurrency, d)
-		r.CPU = cpuTime() - cpu0
+		r.CPU = bench.CPUTime() - cpu0
 		share := float64(r.CPU) / float64(r.Elapsed) / float64(runtime.NumCPU())
 		fmt.Printf("  %-14s %9.0f req/s  p50 %-9s p99 %-9s errors %d  CPU %4.0f µs/req, process used %3.0f%% of %d CPUs, load avg %s %s\n", label, r.Rate(),
-			bench.Ms(r.Lat.Q(.5)), bench.Ms(r.Lat.Q(.99)), r.Errors, us(r.CPUPerRequest()), 100*share, runtime.NumCPU(), loadAvg(), r.FirstErr)
+			bench.Ms(r.Lat.Q(.5)), bench.Ms(r.Lat.Q(.99)), r.Errors, us(r.CPUPerRequest()), 100*share, runtime.NumCPU(), bench.LoadAvg(), r.FirstErr)
 		if strings.HasPrefix(label, "bare") || strings.HasPrefix(label, "api") {
 			shares = append(shares, share)
 		}
@@ -234,7 +232,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	rep := report{o: o, kind: kind, seed: seed, bare: bareSum, api: apiSum, uncached: uncached, half: half, halfRate: halfRate,
-		apiBytes: len(page1), bareBytes: len(bareBody), cpuShare: bench.Median(shares), load0: load0, load1: loadAvg()}
+		apiBytes: len(page1), bareBytes: len(bareBody), cpuShare: bench.Median(shares), load0: load0, load1: bench.LoadAvg()}
 	fmt.Println()
 	rep.table(os.Stdout)
 	if o.out != "" {
@@ -424,7 +422,7 @@ func (r report) markdown() string {
 	p("`GET /v1/calls` on the real server (`app.Start`, rate limit %g) versus a bare `net/http` handler that encodes a same-shaped\n", o.rateLimit)
 	p("20-item page with `encoding/json` per request, loaded in the same run by the same client.\n\n")
 	p("- **Date:** %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	p("- **Machine:** %d CPUs (%s), GOMAXPROCS %d, %s %s/%s\n", runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	p("- **Machine:** %d CPUs (%s), GOMAXPROCS %d, %s %s/%s\n", runtime.NumCPU(), bench.CPUModel(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	p("- **Command:** %s\n", r.command())
 	p("- **Data:** %s calls in the benchmarked organization + %s in a second one, %s; seeded directly through SQL in %s\n",
 		thousands(o.calls), thousands(r.seed.Rows-o.calls), db, r.seed.Took.Round(100*time.Millisecond))
@@ -487,43 +485,6 @@ func (r report) markdown() string {
 	p(". Max-load p99 is dominated by queueing behind %d concurrent connections on %d CPUs and says little about service time; "+
 		"the half-load figure is the one to hold the product goal against.\n", o.concurrency, runtime.NumCPU())
 	return b.String()
-}
-
-// cpuTime is the CPU time (user+system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loadAvg is the 1-minute load average, or "?".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
 
 // redact hides a password in a database URL.

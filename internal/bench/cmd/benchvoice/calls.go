@@ -18,6 +18,7 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/audio"
 	"switchboard/internal/audio/vad"
+	"switchboard/internal/bench"
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
 	"switchboard/internal/speech"
@@ -90,7 +91,7 @@ type meter struct {
 
 // start opens a new window.
 func (m *meter) start() *window {
-	w := &window{cpu0: cpuTime(), t0: time.Now(), sys0: readMachineTimes()}
+	w := &window{cpu0: bench.CPUTime(), t0: time.Now(), sys0: readMachineTimes()}
 	m.cur.Store(w)
 	return w
 }
@@ -98,7 +99,7 @@ func (m *meter) start() *window {
 // stop closes the open window and returns it.
 func (m *meter) stop() *window {
 	w := m.cur.Swap(nil)
-	w.cpu, w.took = cpuTime()-w.cpu0, time.Since(w.t0)
+	w.cpu, w.took = bench.CPUTime()-w.cpu0, time.Since(w.t0)
 	w.sys = readMachineTimes().minus(w.sys0)
 	return w
 }

@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -27,7 +26,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"switchboard/internal/audio"
@@ -152,7 +150,7 @@ func run(o options) error {
 	p("The voice pipeline (`internal/voice`: decoder → WebRTC VAD and endpointer → speech-to-text → the real conversation engine → sentence splitter → text-to-speech → encoder → pacer) with the real engine on every call; the transport is an in-process `voice.Output` that counts bytes and times each frame (no websockets), and the callers' audio is one espeak-ng utterance (%.1f s) on a loop, written to `Pipeline.Write` every 20 ms by feeder goroutines (one per 64 calls, on an absolute schedule).\n\n",
 		float64(len(utterance))/audio.PipelineRate)
 	p("- **Date:** %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	p("- **Machine:** %d CPUs (%s), GOMAXPROCS %d, %s %s/%s; 1-minute load average %s at the start\n", runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadAvg())
+	p("- **Machine:** %d CPUs (%s), GOMAXPROCS %d, %s %s/%s; 1-minute load average %s at the start\n", runtime.NumCPU(), bench.CPUModel(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH, bench.LoadAvg())
 	p("- **Command:** `make bench-voice` (`CGO_ENABLED=1 go run -tags speech_native ./internal/bench/cmd/benchvoice -out docs/benchmarks.md`%s)\n\n", map[bool]string{true: "; this run: `" + o.args + "`", false: ""}[o.args != "-out docs/benchmarks.md" && o.args != ""])
 	start := time.Now()
 	if o.parts["platform"] {
@@ -181,7 +179,7 @@ func run(o options) error {
 			r.write(p)
 		}
 	}
-	p("The whole run took %s; 1-minute load average %s at the end (above ~2 means other processes competed for the 2 CPUs, and every figure above is then pessimistic).\n", time.Since(start).Round(time.Second), loadAvg())
+	p("The whole run took %s; 1-minute load average %s at the end (above ~2 means other processes competed for the 2 CPUs, and every figure above is then pessimistic).\n", time.Since(start).Round(time.Second), bench.LoadAvg())
 	if o.out == "" {
 		fmt.Print(b.String())
 		return nil
@@ -206,40 +204,4 @@ func convert(f audio.Format, pcm []int16) [][]byte {
 		pcm = rs.Flush(rs.Process(nil, pcm))
 	}
 	return framesOf(f, pcm)
-}
-
-// cpuTime is the CPU time (user+system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loadAvg is the 1-minute load average, or "?".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
