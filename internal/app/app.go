@@ -191,10 +191,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
 	m.phone = newPhoneConversations(m.workerCtx, db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
+	vm := newVoiceMetrics(reg)
 	if cfg.SandboxVoice {
-		m.phone.voices = m.speech
+		m.phone.voices, m.phone.observer = m.speech, vm
 	}
-	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")}, Log: log.With("component", "gateway")})
+	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
+		VoiceObserver: vm, Log: log.With("component", "gateway")})
 	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: func(c call.Call) {
 		m.phone.ended(c)
 		m.gateway.CallEnded(c)

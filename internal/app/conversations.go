@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/conversation"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
+	"switchboard/internal/voice"
 	"switchboard/internal/webhook"
 )
 
@@ -29,6 +30,8 @@ type phoneConversations struct {
 	// voices, when set, makes sandbox calls audio calls: the persona
 	// speaks and listens through the local engines at 8 kHz μ-law.
 	voices *SpeechEngines
+	// observer watches the sandbox's voice calls (metrics).
+	observer voice.Observer
 
 	mu   sync.Mutex
 	live map[string]*personaLine

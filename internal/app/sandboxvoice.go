@@ -42,8 +42,9 @@ func (p *phoneConversations) speak(ctx context.Context, cfg conversation.Config,
 	callee := &callee{line: line, ear: ear, mouth: mouth, speech: make(chan []byte, 4), log: p.log.With("call_id", cfg.Call.ID)}
 	pipe, err := voice.New(voice.Settings(voice.Config{
 		In: phoneLine, Out: phoneLine, Transcriber: stt, Synthesizer: tts,
-		Input: line.deliver,
-		Log:   p.log.With("call_id", cfg.Call.ID),
+		Input:    line.deliver,
+		Log:      p.log.With("call_id", cfg.Call.ID),
+		Observer: p.observer,
 	}, cfg.Assistant), callee)
 	if err != nil {
 		return err

@@ -64,7 +64,9 @@ type Config struct {
 	// Voices gives audio sessions their speech engines; nil means this
 	// server has none, and textOnly false is answered unsupported.
 	Voices voice.Voices
-	Log    *slog.Logger
+	// VoiceObserver, when set, watches audio sessions (metrics).
+	VoiceObserver voice.Observer
+	Log           *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
 	Now func() time.Time
 	// WriteTimeout bounds one frame's write, a flush at the end of a

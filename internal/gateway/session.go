@@ -676,9 +676,10 @@ func (ss *session) startVoice() error {
 	format := audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}
 	cfg := voice.Settings(voice.Config{
 		In: format, Out: format, Transcriber: stt, Synthesizer: tts,
-		Input: func(in conversation.Input) bool { return ss.input(ss.killed, in) },
-		Now:   ss.srv.cfg.Now,
-		Log:   ss.log,
+		Input:    func(in conversation.Input) bool { return ss.input(ss.killed, in) },
+		Now:      ss.srv.cfg.Now,
+		Log:      ss.log,
+		Observer: ss.srv.cfg.VoiceObserver,
 	}, ss.asst)
 	p, err := voice.New(cfg, wire{ss})
 	if err != nil {

@@ -187,6 +187,10 @@ func (l *listener) bargeIn() {
 		return
 	}
 	heard, bd := p.Cut(t.id, "")
+	p.bargeIns.Add(1)
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.BargeIn()
+	}
 	p.log.Debug("barge-in", "turn_id", t.id, "heard", heard)
 	p.cfg.Input(conversation.Input{Kind: conversation.Interrupt, TurnID: t.id, Text: heard, Breakdown: bd})
 }

@@ -322,9 +322,13 @@ func (p *Pipeline) send(b []byte) error {
 	} else {
 		t.sent++
 	}
+	bd := t.bd
 	p.mu.Unlock()
 	if first {
 		p.out.AudioStart(t.id)
+		if bd != nil && p.cfg.Observer != nil {
+			p.cfg.Observer.Turn(*bd)
+		}
 	}
 	if len(payload) > 0 {
 		if err := p.out.Audio(payload); err != nil {

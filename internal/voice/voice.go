@@ -84,6 +84,19 @@ type Config struct {
 	// Now stamps events (default time.Now).
 	Now func() time.Time
 	Log *slog.Logger
+	// Observer, when set, is told of each call's turns, barge-ins and end
+	// (the server's metrics). Its methods must be cheap and not block.
+	Observer Observer
+}
+
+// Observer watches voice calls, for metrics.
+type Observer interface {
+	// Turn: a reply's first audio went out; b is its latency breakdown.
+	Turn(b call.Breakdown)
+	// BargeIn: the caller interrupted the assistant's audio.
+	BargeIn()
+	// Ended: the call's pipeline stopped; s is its final counters.
+	Ended(s Stats)
 }
 
 // framesBuffer bounds the decoded caller audio waiting for listen: 1 s.
@@ -118,6 +131,7 @@ type Pipeline struct {
 	paceFrames, paceWords int
 
 	dropped  atomic.Uint64 // caller frames dropped because listen fell behind
+	bargeIns atomic.Uint64
 	running  atomic.Bool
 	bg       sync.WaitGroup // fail's hand-off to the engine; Run waits for it
 	quit     chan struct{}  // closed when Run's context is done or Run returns
@@ -222,12 +236,13 @@ func (p *Pipeline) Write(b []byte) error {
 // Stats are a call's audio counters.
 type Stats struct {
 	DroppedIn uint64 // caller frames dropped (decoder backlog + listen behind)
+	BargeIns  uint64 // times the caller interrupted the assistant's audio
 	Pacer     audio.PacerStats
 }
 
 // Stats returns the call's audio counters.
 func (p *Pipeline) Stats() Stats {
-	return Stats{DroppedIn: p.dropped.Load() + p.dec.Dropped(), Pacer: p.pacer.Stats()}
+	return Stats{DroppedIn: p.dropped.Load() + p.dec.Dropped(), BargeIns: p.bargeIns.Load(), Pacer: p.pacer.Stats()}
 }
 
 // Jitter is the outbound frames' lateness against their real-time
@@ -274,6 +289,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	wg.Go(func() { p.listen(ctx, stt) })
 	wg.Wait()
 	p.bg.Wait()
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.Ended(p.Stats())
+	}
 	p.mu.Lock()
 	p.failed = true // nothing is spoken after Run: TextDone says so
 	p.mu.Unlock()
