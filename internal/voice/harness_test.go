@@ -41,6 +41,8 @@ type callSetup struct {
 	cfg          Config // In/Out default to PCM16 16 kHz; Detector to voicetest.Detector
 	brain        *voicetest.Brain
 	firstMessage string
+	// failAudioAfter makes the transport fail after that many frames.
+	failAudioAfter int
 }
 
 // startCall starts the pipeline and the engine on it, in no particular
@@ -70,6 +72,7 @@ func startCall(t testing.TB, s callSetup) *testCall {
 		engineDone: make(chan struct{}),
 		pipeDone:   make(chan struct{}),
 	}
+	c.out.FailAudioAfter = s.failAudioAfter
 	cfg.Input = func(i conversation.Input) bool {
 		select {
 		case c.in <- i:

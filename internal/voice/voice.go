@@ -288,18 +288,38 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	wg.Go(func() { p.speak(ctx) })
 	wg.Go(func() { p.listen(ctx, stt) })
 	wg.Wait()
+	p.release()
 	p.bg.Wait()
 	if p.cfg.Observer != nil {
 		p.cfg.Observer.Ended(p.Stats())
 	}
-	p.mu.Lock()
-	p.failed = true // nothing is spoken after Run: TextDone says so
-	p.mu.Unlock()
 	return pacerErr
 }
 
 // stop releases every wait on the pipeline's goroutines.
 func (p *Pipeline) stop() { p.quitOnce.Do(func() { close(p.quit) }) }
+
+// release resolves the turns the engine may still be waiting on when Run
+// ends early (the transport failed while the call goes on): each is
+// reported cut where its audio stopped, so the engine never waits for a
+// Played that cannot come.
+func (p *Pipeline) release() {
+	p.mu.Lock()
+	var cut []conversation.Input
+	for _, t := range p.turns {
+		if t.textDone && !t.ended && !t.cut {
+			heard, _ := p.heardLocked(t)
+			t.cut = true
+			t.cancel()
+			cut = append(cut, conversation.Input{Kind: conversation.Interrupt, TurnID: t.id, Text: heard, Breakdown: t.bd})
+		}
+	}
+	p.failed = true
+	p.mu.Unlock()
+	for _, in := range cut {
+		p.bg.Go(func() { p.cfg.Input(in) })
+	}
+}
 
 // stopped reports whether Run has ended (or its context is done). Before
 // Run starts the pipeline is not stopped: what the engine says meanwhile

@@ -340,3 +340,23 @@ func TestRealClock(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestTransportFails: when the transport fails mid-reply, the pipeline
+// stops and reports the turn cut where its audio stopped, so the engine
+// does not wait for a Played that cannot come.
+func TestTransportFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stt, tts := fakes(voicetest.Utterance{Final: "tell me a story"})
+		brain := &voicetest.Brain{Replies: map[string]string{"tell me a story": story}}
+		c := startCall(t, callSetup{cfg: Config{Transcriber: stt, Synthesizer: tts}, brain: brain, failAudioAfter: 30})
+		defer c.close()
+		c.speak(600 * time.Millisecond)
+		c.silenceUntil("the cut turn", voicetest.Is("turn.done", "turn_2"), 10*time.Second)
+		got := c.turn(2)
+		if !got.Interrupted || got.Text != "One two three four. Five six" {
+			t.Errorf("turn after the transport failed at 600 ms = %q interrupted=%v; want the words of its first 600 ms", got.Text, got.Interrupted)
+		}
+		c.hangup()
+		c.end(10 * time.Second)
+	})
+}

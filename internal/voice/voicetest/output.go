@@ -1,6 +1,7 @@
 package voicetest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type Output struct {
 	last    string // the last turn that started audio
 	changed chan struct{}
 	badSize int
+	sent    int
+	// FailAudioAfter, when > 0, makes Audio fail from that many frames on:
+	// the transport went away.
+	FailAudioAfter int
 }
 
 // NewOutput records a transport whose outbound audio format is f.
@@ -126,6 +131,9 @@ func (o *Output) Audio(frame []byte) error {
 	loud := audio.RMS(Decode(o.format, frame)) > 500
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.sent++; o.FailAudioAfter > 0 && o.sent > o.FailAudioAfter {
+		return errors.New("voicetest: the transport is gone")
+	}
 	if len(frame) != o.format.BytesPerFrame() {
 		o.badSize++
 	}
