@@ -136,3 +136,28 @@ func TestModelBrainRetryKeepsHistory(t *testing.T) {
 		t.Errorf("the retry sent the caller's words %d times, want once: %s", n, reqs[1])
 	}
 }
+
+// TestModelBrainHeard: a barge-in truncates the model's side of the last
+// exchange to what the caller heard; tool calls stay, and an assistant
+// message left with nothing heard is dropped.
+func TestModelBrainHeard(t *testing.T) {
+	m := &modelBrain{history: []llm.Message{
+		{Role: llm.RoleAssistant, Content: "Hello."},
+		{Role: llm.RoleUser, Content: "book me"},
+		{Role: llm.RoleAssistant, Content: "Let me check.", ToolCalls: []llm.ToolCall{{ID: "t1", Name: "slots"}}},
+		{Role: llm.RoleTool, ToolCallID: "t1", Content: `{"slots":["9am"]}`},
+		{Role: llm.RoleAssistant, Content: "We have nine in the morning free."},
+	}}
+	m.Heard("Let me check. We have nine")
+	got := m.history[2:]
+	if got[0].Content != "Let me check." || len(got[0].ToolCalls) != 1 || got[2].Content != "We have nine" {
+		t.Errorf("history after Heard = %+v", got)
+	}
+	m.Heard("Let")
+	if n := len(m.history); m.history[2].Content != "Let" || m.history[n-1].Role != llm.RoleTool {
+		t.Errorf("history after Heard(\"Let\") = %+v, want the final message dropped", m.history)
+	}
+	if m.history[0].Content != "Hello." {
+		t.Errorf("an earlier exchange changed: %+v", m.history[0])
+	}
+}
