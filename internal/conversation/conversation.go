@@ -519,7 +519,14 @@ func (r *runner) turn(ctx context.Context, role, text string, started time.Time,
 }
 
 // finishTurn closes an assistant turn: persisted, then announced.
+//
+// A turn cut before the caller heard any of it is announced done (the
+// client saw its deltas) but is not a transcript line.
 func (r *runner) finishTurn(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool, bd *call.Breakdown) {
+	if interrupted && strings.TrimSpace(text) == "" {
+		r.out.TurnDone(turnID, "", true)
+		return
+	}
 	r.persist(ctx, turnID, role, text, started, latency, interrupted, bd)
 	r.out.TurnDone(turnID, text, interrupted)
 	r.out.Transcript(role, text, turnID, true)
