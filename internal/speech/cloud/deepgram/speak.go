@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 
 	"switchboard/internal/provider"
 	"switchboard/internal/speech"
@@ -51,25 +49,9 @@ func (s *Synthesizer) Name() string { return Provider }
 // encoding=linear16 and container=none, the body streamed to out as it
 // arrives. Text that is only white space speaks nothing and sends nothing.
 func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.VoiceOptions, out func(pcm []int16) error) error {
-	if s.config != nil {
-		return s.ep.Config("%v", s.config)
-	}
-	if opts.SampleRate <= 0 {
-		return s.ep.Invalid("sampleRate: must be positive, got %d", opts.SampleRate)
-	}
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	rate := 24000
-	if slices.Contains(speakRates, opts.SampleRate) {
-		rate = opts.SampleRate
-	}
-	voice := opts.Voice
-	if voice == "" {
-		voice = s.Voice
-	}
-	if voice == "" {
-		voice = DefaultVoice
+	rate, voice, skip, err := wire.Speak(&s.ep, s.config, text, opts, speakRates, 24000, s.Voice, DefaultVoice)
+	if skip || err != nil {
+		return err
 	}
 	q := url.Values{}
 	q.Set("model", voice)

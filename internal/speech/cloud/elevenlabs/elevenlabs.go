@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -73,25 +72,9 @@ func (s *Synthesizer) Name() string { return Provider }
 // Synthesize implements speech.Synthesizer. Text that is only white space
 // speaks nothing and sends nothing.
 func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.VoiceOptions, out func(pcm []int16) error) error {
-	if s.config != nil {
-		return s.ep.Config("%v", s.config)
-	}
-	if opts.SampleRate <= 0 {
-		return s.ep.Invalid("sampleRate: must be positive, got %d", opts.SampleRate)
-	}
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	rate := 24000
-	if slices.Contains(pcmRates, opts.SampleRate) {
-		rate = opts.SampleRate
-	}
-	voice := opts.Voice
-	if voice == "" {
-		voice = s.Voice
-	}
-	if voice == "" {
-		voice = DefaultVoice
+	rate, voice, skip, err := wire.Speak(&s.ep, s.config, text, opts, pcmRates, 24000, s.Voice, DefaultVoice)
+	if skip || err != nil {
+		return err
 	}
 	model := s.Model
 	if model == "" {

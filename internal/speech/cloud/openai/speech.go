@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"switchboard/internal/provider"
 	"switchboard/internal/speech"
@@ -61,24 +60,14 @@ type speechRequest struct {
 // Synthesize implements speech.Synthesizer. Text that is only white space
 // speaks nothing and sends nothing.
 func (s *Synthesizer) Synthesize(ctx context.Context, text string, opts speech.VoiceOptions, out func(pcm []int16) error) error {
-	if s.config != nil {
-		return s.ep.Config("%v", s.config)
+	// The speech endpoint answers 24 kHz PCM whatever the request's rate.
+	_, voice, skip, err := wire.Speak(&s.ep, s.config, text, opts, nil, 24000, s.Voice, DefaultVoice)
+	if skip || err != nil {
+		return err
 	}
-	if opts.SampleRate <= 0 {
-		return s.ep.Invalid("sampleRate: must be positive, got %d", opts.SampleRate)
-	}
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	req := speechRequest{Model: s.Model, Input: text, Voice: opts.Voice, ResponseFormat: "pcm"}
+	req := speechRequest{Model: s.Model, Input: text, Voice: voice, ResponseFormat: "pcm"}
 	if req.Model == "" {
 		req.Model = DefaultSpeechModel
-	}
-	if req.Voice == "" {
-		req.Voice = s.Voice
-	}
-	if req.Voice == "" {
-		req.Voice = DefaultVoice
 	}
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"switchboard/internal/provider"
+	"switchboard/internal/speech"
 )
 
 // Endpoint returns the provider endpoint of a speech client: its failures
@@ -54,4 +56,33 @@ func BaseURL(raw, def string) (string, error) {
 		return "", fmt.Errorf("base URL %q: must not have a query or fragment", raw)
 	}
 	return u.String(), nil
+}
+
+// Speak is the part of a synthesis request every cloud voice checks the
+// same way: the client's configuration error, a positive sample rate, text
+// that says something (skip: speak nothing, send nothing), the rate to ask
+// for (opts' when the provider offers it, else fallbackRate) and the voice
+// (opts', else the first non-empty of defaults).
+func Speak(ep *provider.Endpoint, config error, text string, opts speech.VoiceOptions, rates []int, fallbackRate int, defaults ...string) (rate int, voice string, skip bool, err error) {
+	if config != nil {
+		return 0, "", false, ep.Config("%v", config)
+	}
+	if opts.SampleRate <= 0 {
+		return 0, "", false, ep.Invalid("sampleRate: must be positive, got %d", opts.SampleRate)
+	}
+	if strings.TrimSpace(text) == "" {
+		return 0, "", true, nil
+	}
+	rate = fallbackRate
+	if slices.Contains(rates, opts.SampleRate) {
+		rate = opts.SampleRate
+	}
+	voice = opts.Voice
+	for _, d := range defaults {
+		if voice != "" {
+			break
+		}
+		voice = d
+	}
+	return rate, voice, false, nil
 }
