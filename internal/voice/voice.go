@@ -132,10 +132,12 @@ type Pipeline struct {
 
 	dropped  atomic.Uint64 // caller frames dropped because listen fell behind
 	bargeIns atomic.Uint64
-	running  atomic.Bool
-	bg       sync.WaitGroup // fail's hand-off to the engine; Run waits for it
-	quit     chan struct{}  // closed when Run's context is done or Run returns
-	quitOnce sync.Once
+	// decDropped is the decoder's own drop count, published by Write.
+	decDropped atomic.Uint64
+	running    atomic.Bool
+	bg         sync.WaitGroup // fail's hand-off to the engine; Run waits for it
+	quit       chan struct{}  // closed when Run's context is done or Run returns
+	quitOnce   sync.Once
 }
 
 // frame is one 20 ms pipeline frame of caller audio and when it arrived.
@@ -211,6 +213,7 @@ func (p *Pipeline) Write(b []byte) error {
 	if err != nil {
 		return err
 	}
+	p.decDropped.Store(p.dec.Dropped()) // the decoder is the writer's; Stats reads this
 	now := p.cfg.Now()
 	for _, f := range frames {
 		fr := frame{pcm: f, at: now}
@@ -242,7 +245,7 @@ type Stats struct {
 
 // Stats returns the call's audio counters.
 func (p *Pipeline) Stats() Stats {
-	return Stats{DroppedIn: p.dropped.Load() + p.dec.Dropped(), BargeIns: p.bargeIns.Load(), Pacer: p.pacer.Stats()}
+	return Stats{DroppedIn: p.dropped.Load() + p.decDropped.Load(), BargeIns: p.bargeIns.Load(), Pacer: p.pacer.Stats()}
 }
 
 // Jitter is the outbound frames' lateness against their real-time
