@@ -142,6 +142,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	noAnswer := fs.Duration("sandbox-no-answer-timeout", envDuration("SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT", 30*time.Second), "sandbox: ring time of a no-answer (…0002) number (env SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT)")
 	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 10*time.Minute), "sandbox: the longest an answered call lasts (the callee hangs up) (env SWITCHBOARD_SANDBOX_TALK_TIME)")
 	sandboxVoice := fs.Bool("sandbox-voice", env("SWITCHBOARD_SANDBOX_VOICE", "true") != "false", "sandbox: calls carry audio (the persona speaks and listens through the local speech engines at 8 kHz μ-law) when the engines are present; false keeps them text (env SWITCHBOARD_SANDBOX_VOICE)")
+	voiceCalls, err := strconv.Atoi(env("SWITCHBOARD_SANDBOX_VOICE_CALLS", "4"))
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_SANDBOX_VOICE_CALLS: want a number, got %q", os.Getenv("SWITCHBOARD_SANDBOX_VOICE_CALLS"))
+	}
+	sandboxVoiceCalls := fs.Int("sandbox-voice-calls", voiceCalls, "sandbox: the most calls spoken at once (each runs two local recognizers); more run as text (env SWITCHBOARD_SANDBOX_VOICE_CALLS)")
 	numbers := fs.String("sandbox-numbers", env("SWITCHBOARD_SANDBOX_NUMBERS", ""), "sandbox: comma-separated E.164 numbers to offer instead of the default 555-01xx ones (env SWITCHBOARD_SANDBOX_NUMBERS)")
 	allowPrivate := fs.Bool("webhook-allow-private", env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "") == "true", "allow webhook URLs that resolve to loopback or private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true)")
 	openaiURL := fs.String("openai-base-url", env("SWITCHBOARD_OPENAI_BASE_URL", app.DefaultOpenAIBaseURL), "OpenAI-compatible chat completions base URL: OpenAI, Ollama (http://127.0.0.1:11434/v1), vLLM, llama.cpp (env SWITCHBOARD_OPENAI_BASE_URL)")
@@ -179,6 +184,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Speech = sp
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	cfg.SandboxVoice = *sandboxVoice
+	cfg.SandboxVoiceCalls = *sandboxVoiceCalls
 	if *numbers != "" {
 		inv, err := sandbox.ParseNumbers(*numbers)
 		if err != nil {

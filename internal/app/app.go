@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,10 @@ type Config struct {
 	// SandboxVoice makes sandbox calls audio calls when the local speech
 	// engines are present: the persona speaks and listens at 8 kHz μ-law.
 	SandboxVoice bool
+	// SandboxVoiceCalls bounds the sandbox calls spoken at once (default
+	// 4, what the local engines carry in real time on 2 CPUs with their
+	// default decoders); more run as text.
+	SandboxVoiceCalls int
 	// PersonaThink is how long a sandbox persona pauses before answering.
 	PersonaThink time.Duration
 	// JoinTimeout is how long a web call waits for its client (default 60 s).
@@ -194,6 +199,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	vm := newVoiceMetrics(reg)
 	if cfg.SandboxVoice {
 		m.phone.voices, m.phone.observer = m.speech, vm
+		m.phone.voiceSlots = make(chan struct{}, max(cmp.Or(cfg.SandboxVoiceCalls, 4), 1))
 	}
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		VoiceObserver: vm, Log: log.With("component", "gateway")})

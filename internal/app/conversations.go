@@ -32,6 +32,11 @@ type phoneConversations struct {
 	voices *SpeechEngines
 	// observer watches the sandbox's voice calls (metrics).
 	observer voice.Observer
+	// voiceSlots bounds the sandbox calls spoken at once: each runs two
+	// local recognizers (the assistant's and the persona's ear) on shared
+	// decoders, and a saturated engine would fail calls; calls past the
+	// bound run as text.
+	voiceSlots chan struct{}
 
 	mu   sync.Mutex
 	live map[string]*personaLine
@@ -73,10 +78,17 @@ func (p *phoneConversations) answered(c call.Call) {
 		}
 		cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}
 		if p.voices != nil {
-			if err := p.speak(ctx, cfg, line); err == nil {
-				return
-			} else {
+			select {
+			case p.voiceSlots <- struct{}{}:
+				err := p.speak(ctx, cfg, line)
+				<-p.voiceSlots
+				if err == nil {
+					return
+				}
 				p.log.Warn("sandbox call runs as text: no audio", "call_id", c.ID, "err", err)
+			default:
+				p.log.Info("sandbox call runs as text: the local speech engines carry their most spoken calls already",
+					"call_id", c.ID, "spoken_calls", cap(p.voiceSlots))
 			}
 		}
 		conversation.Run(ctx, cfg, line.in, line)

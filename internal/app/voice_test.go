@@ -435,3 +435,34 @@ func TestVoiceProviderFailover(t *testing.T) {
 		t.Errorf("stored call = %v/%v, want voice-failed", rec["outcome"], rec["endedReason"])
 	}
 }
+
+// TestSandboxVoiceSlots: sandbox calls past --sandbox-voice-calls run as
+// text instead of overloading the local engines.
+func TestSandboxVoiceSlots(t *testing.T) {
+	requireLocal(t)
+	cfg := testConfig(databases(t)["sqlite"](t))
+	cfg.SandboxVoice, cfg.SandboxVoiceCalls = true, 1
+	b := start(t, cfg)
+	asst := b.bookingAssistant(b.key)
+	b.must(200, "PATCH", "/v1/assistants/"+asst, map[string]any{"silenceTimeoutSeconds": 5})
+	p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+14155550100"}).data()["id"].(string)
+	b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": p, "outboundAssistantId": asst})
+	dial := func(to string) string {
+		return b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": p, "phoneNumber": to}).Body["callId"].(string)
+	}
+	spoken := dial("+14155550005") // the silent persona holds the one voice slot until the silence timeout
+	b.waitCall(b.key, spoken, 10*time.Second, func(c map[string]any) bool { return c["status"] == 2.0 })
+	time.Sleep(200 * time.Millisecond)
+	text := dial("+14155551234")
+	c := b.waitCall(b.key, text, 15*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	if c["endedReason"] != "assistant-ended-call" || c["latency"] != nil {
+		t.Errorf("second call = %v, latency %v; want a completed text conversation (no voice latency)", c["endedReason"], c["latency"])
+	}
+	if first := b.must(200, "GET", "/v1/calls/"+spoken, nil).data(); first["status"] == 3.0 {
+		t.Errorf("the spoken call ended before the text one: %v", first["endedReason"])
+	}
+	s := b.waitCall(b.key, spoken, 30*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	if s["endedReason"] != "silence-timed-out" {
+		t.Errorf("the silent persona's call ended %v, want silence-timed-out", s["endedReason"])
+	}
+}
