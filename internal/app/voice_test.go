@@ -173,9 +173,11 @@ func isTurnDoneWith(s string) func(protocol.ServerEvent) bool {
 // booking flow on the local engines; the assistant's audio comes back, the
 // transcript holds the recognized caller text and the assistant's text,
 // and the analysis is ready.
-func TestVoiceWebCallBooking(t *testing.T) {
+func TestVoiceWebCallBooking(t *testing.T) { eachDB(t, voiceBooking) }
+
+func voiceBooking(t *testing.T, dbURL string) {
 	tts := localVoice(t)
-	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	b := start(t, testConfig(dbURL))
 	asst := b.bookingAssistant(b.key)
 	callID, ws := b.dialWebCall(asst)
 	c := newVoiceClient(t, ws.conn)
