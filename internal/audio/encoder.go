@@ -10,6 +10,12 @@ import "fmt"
 //
 // An Encoder is not safe for concurrent use; each outbound stream owns one.
 type Encoder struct {
+	// Headroom is how many free bytes precede each frame: a frame Encode
+	// or Flush returns is then Headroom+BytesPerFrame bytes, the audio at
+	// frame[Headroom:], and the caller may write its own header in front
+	// without copying the frame (the voice pipeline tags frames so).
+	Headroom int
+
 	f   Format
 	rs  *Resampler // PipelineRate → client rate
 	acc []int16    // client-rate samples not yet a whole frame
@@ -67,11 +73,12 @@ func (e *Encoder) cut() [][]byte {
 	if n == 0 {
 		return nil
 	}
-	bpf := e.f.BytesPerFrame()
+	bpf := e.f.BytesPerFrame() + e.Headroom
 	backing := make([]byte, 0, n*bpf)
 	frames := make([][]byte, n)
 	for i := range frames {
 		pcm := e.acc[i*spf : (i+1)*spf]
+		backing = backing[:len(backing)+e.Headroom]
 		if e.f.Encoding == Mulaw {
 			backing = MulawEncode(backing, pcm)
 		} else {

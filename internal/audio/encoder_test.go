@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -88,4 +89,27 @@ func TestNewEncoderPanics(t *testing.T) {
 		}
 	}()
 	NewEncoder(Format{PCM16, 44100})
+}
+
+// TestEncoderHeadroom: with Headroom, each frame carries that many free
+// bytes in front of exactly the audio it would carry without.
+func TestEncoderHeadroom(t *testing.T) {
+	for _, f := range []Format{{PCM16, 16000}, {Mulaw, 8000}, {PCM16, 48000}} {
+		pcm := make([]int16, 3*FrameSamples+100)
+		for i := range pcm {
+			pcm[i] = int16(i * 37)
+		}
+		plain, roomy := NewEncoder(f), NewEncoder(f)
+		roomy.Headroom = 5
+		want := append(plain.Encode(pcm), plain.Flush()...)
+		got := append(roomy.Encode(pcm), roomy.Flush()...)
+		if len(got) != len(want) {
+			t.Fatalf("%v: %d frames with headroom, %d without", f, len(got), len(want))
+		}
+		for i := range got {
+			if len(got[i]) != 5+f.BytesPerFrame() || !bytes.Equal(got[i][5:], want[i]) || !bytes.Equal(got[i][:5], make([]byte, 5)) {
+				t.Fatalf("%v frame %d: %d bytes, audio equal %v", f, i, len(got[i]), bytes.Equal(got[i][5:], want[i]))
+			}
+		}
+	}
 }

@@ -40,6 +40,7 @@ func (p *Pipeline) enqueue(it speakItem) bool {
 // real time so that a barge-in's Clear takes back everything unheard.
 func (p *Pipeline) speak(ctx context.Context) {
 	enc := audio.NewEncoder(p.cfg.Out)
+	enc.Headroom = tagLen // room for push's tag in front of each frame
 	opts := p.cfg.Voice
 	opts.SampleRate = audio.PipelineRate
 	for {
@@ -130,11 +131,12 @@ func (p *Pipeline) pushEnd(ctx context.Context, t *turn) {
 		p.note(note{t: t, played: true})
 		return
 	}
-	_ = p.push(ctx, t, nil, tagEnd)
+	_ = p.push(ctx, t, make([]byte, tagLen), tagEnd)
 }
 
-// push queues one frame of t in the pacer, waiting for room.
-func (p *Pipeline) push(ctx context.Context, t *turn, payload []byte, flags byte) error {
+// push queues one frame of t in the pacer, waiting for room. frame's
+// first tagLen bytes are free for its tag; the audio follows.
+func (p *Pipeline) push(ctx context.Context, t *turn, frame []byte, flags byte) error {
 	high := max(p.cfg.PacerCapacity*2/3, 1)
 	var wait *time.Timer
 	for p.pacer.Stats().Queued >= high {
@@ -164,7 +166,7 @@ func (p *Pipeline) push(ctx context.Context, t *turn, payload []byte, flags byte
 		t.queued++
 	}
 	p.playing = t
-	if p.pacer.Push(tagged(flags, t.idx, payload)) {
+	if p.pacer.Push(tag(frame, flags, t.idx)) {
 		p.log.Warn("assistant audio dropped: the pacer overflowed")
 	}
 	return nil

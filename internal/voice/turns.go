@@ -84,12 +84,12 @@ const (
 	tagLen   = 5              // flags, then the turn's idx (big endian)
 )
 
-func tagged(flags byte, idx uint32, payload []byte) []byte {
-	b := make([]byte, tagLen+len(payload))
-	b[0] = flags
-	binary.BigEndian.PutUint32(b[1:tagLen], idx)
-	copy(b[tagLen:], payload)
-	return b
+// tag writes a frame's tag into its first tagLen bytes (the encoder's
+// headroom), so tagging copies nothing.
+func tag(frame []byte, flags byte, idx uint32) []byte {
+	frame[0] = flags
+	binary.BigEndian.PutUint32(frame[1:tagLen], idx)
+	return frame
 }
 
 // turnLocked returns turnID's state, starting it (and giving it the
