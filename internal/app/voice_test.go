@@ -182,7 +182,7 @@ func voiceBooking(t *testing.T, dbURL string) {
 	callID, ws := b.dialWebCall(asst)
 	c := newVoiceClient(t, ws.conn)
 	c.send(protocol.SessionUpdate{TextOnly: new(false), Audio: &protocol.Audio{Encoding: protocol.PCM16, SampleRate: 16000}})
-	c.until(10*time.Second, "the greeting", isTurnDoneWith("What day would suit you?"))
+	c.until(30*time.Second, "the greeting", isTurnDoneWith("What day would suit you?"))
 
 	c.say <- speak(t, tts, "I would like to book an appointment for tomorrow")
 	evs := c.until(30*time.Second, "the confirmation", isTurnDoneWith("is that right?"))
@@ -328,7 +328,7 @@ func TestVoiceBargeIn(t *testing.T) {
 	callID, ws := b.dialWebCall(asst)
 	c := newVoiceClient(t, ws.conn)
 	c.send(protocol.SessionUpdate{TextOnly: new(false)})
-	c.until(10*time.Second, "the question", isTurnDoneWith("What day would suit you?"))
+	c.until(30*time.Second, "the question", isTurnDoneWith("What day would suit you?"))
 
 	c.say <- speak(t, tts, "next tuesday")
 	var long string
