@@ -24,13 +24,13 @@ func (v voices) For(a assistant.Assistant) (speech.Transcriber, speech.Synthesiz
 	if v.engines == nil {
 		return nil, nil, fmt.Errorf("this server has no speech engines")
 	}
-	stt, ok := v.engines.Transcriber(orLocal(a.Transcriber.Provider))
+	stt, ok := v.engines.Transcriber(a.Transcriber.Provider)
 	if !ok {
-		return nil, nil, fmt.Errorf("transcriber %q is not available on this server", orLocal(a.Transcriber.Provider))
+		return nil, nil, fmt.Errorf("transcriber %q is not available on this server", a.Transcriber.Provider)
 	}
-	tts, ok := v.engines.Synthesizer(orLocal(a.Voice.Provider))
+	tts, ok := v.engines.Synthesizer(a.Voice.Provider)
 	if !ok {
-		return nil, nil, fmt.Errorf("voice %q is not available on this server", orLocal(a.Voice.Provider))
+		return nil, nil, fmt.Errorf("voice %q is not available on this server", a.Voice.Provider)
 	}
 	var sttFallback speech.TranscriberFallback
 	if f := a.Transcriber.Fallback; f != nil {
@@ -50,11 +50,4 @@ func (v voices) For(a assistant.Assistant) (speech.Transcriber, speech.Synthesiz
 	}
 	return speech.FailoverTranscriber(stt, sttFallback, speech.TranscriberFailoverOptions{Logger: log}),
 		speech.FailoverSynthesizer(tts, ttsFallback, speech.SynthesizerFailoverOptions{Logger: log}), nil
-}
-
-func orLocal(name string) string {
-	if name == "" {
-		return "local"
-	}
-	return name
 }

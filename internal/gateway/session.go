@@ -82,7 +82,6 @@ type session struct {
 	// voice is the audio pipeline once the client turned audio on
 	// (session.update textOnly false); nil in text-only sessions.
 	voice     atomic.Pointer[voice.Pipeline]
-	heardBin  bool // the reader has received a binary frame
 	inMu      sync.RWMutex
 	inClosed  bool           // the reader closed in
 	wg        sync.WaitGroup // every goroutine of the session
@@ -550,7 +549,6 @@ func (ss *session) read(ctx context.Context) {
 				ss.abuse(err.(*protocol.Error))
 				return
 			}
-			ss.heardBin = true
 			if err := v.Write(frame); err != nil { // the format was validated: a bug
 				ss.log.Error("audio frame refused", "err", err)
 			}

@@ -53,6 +53,7 @@ type Transcriber interface {
 type TranscribeStream interface {
 	// Write sends audio (PCM16 mono at the options' rate). It does not
 	// block for long; an engine that falls behind drops oldest and counts.
+	// pcm is not kept after Write returns (the caller reuses its buffer).
 	Write(pcm []int16) error
 	// Finish marks the end of an utterance (endpointing decided the
 	// caller stopped): the engine sends its final result for it. The

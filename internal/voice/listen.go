@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"strings"
+	"time"
 
 	"switchboard/internal/audio"
 	"switchboard/internal/audio/vad"
@@ -37,10 +38,11 @@ type listener struct {
 	down    *audio.Resampler // pipeline rate → sttHz, when they differ
 	waiting []*measurement   // utterances finished, awaiting their final transcript
 
-	lastVoiced   frame
-	partial      string // the utterance's latest partial transcript
-	shown        bool   // partials of the utterance went to the client
-	bargePending bool   // enough speech over the assistant; waiting for words
+	lastVoiced   time.Time // arrival of the last voiced frame
+	downBuf      []int16   // write's downsampled frame; STT streams do not keep it
+	partial      string    // the utterance's latest partial transcript
+	shown        bool      // partials of the utterance went to the client
+	bargePending bool      // enough speech over the assistant; waiting for words
 	wasPlaying   bool
 	held         []heldText // finals kept until the assistant finishes (barge-in disabled)
 }
@@ -104,7 +106,7 @@ func (l *listener) frame(f frame) {
 	ev := l.ep.Process(f.pcm)
 	voiced := l.det.last
 	if voiced {
-		l.lastVoiced = f
+		l.lastVoiced = f.at
 	}
 	switch ev {
 	case vad.SpeechStarted:
@@ -117,7 +119,7 @@ func (l *listener) frame(f frame) {
 		}
 	case vad.SpeechStopped:
 		p.out.SpeechStopped()
-		l.waiting = append(l.waiting, &measurement{lastVoiced: l.lastVoiced.at, endpointed: p.cfg.Now()})
+		l.waiting = append(l.waiting, &measurement{lastVoiced: l.lastVoiced, endpointed: p.cfg.Now()})
 		if err := l.stt.Finish(); err != nil {
 			p.log.Warn("speech-to-text refused the end of an utterance", "err", err)
 		}
@@ -149,7 +151,8 @@ func (l *listener) frame(f frame) {
 // write sends a frame to speech-to-text, at its rate.
 func (l *listener) write(pcm []int16) {
 	if l.down != nil {
-		pcm = l.down.Process(make([]int16, 0, len(pcm)/2+8), pcm)
+		l.downBuf = l.down.Process(l.downBuf[:0], pcm)
+		pcm = l.downBuf
 	}
 	if err := l.stt.Write(pcm); err != nil {
 		l.p.log.Debug("speech-to-text write failed", "err", err)
@@ -213,7 +216,7 @@ func (l *listener) transcript(tr speech.Transcript) {
 	if len(l.waiting) > 0 {
 		m, l.waiting = l.waiting[0], l.waiting[1:]
 	} else { // a final the engine sent on its own (mid-utterance)
-		m = &measurement{lastVoiced: l.lastVoiced.at, endpointed: now}
+		m = &measurement{lastVoiced: l.lastVoiced, endpointed: now}
 	}
 	m.final = now
 	l.partial = ""

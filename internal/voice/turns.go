@@ -24,7 +24,6 @@ type turn struct {
 	queued    int // frames handed to the pacer
 	sent      int // frames the transport took
 	textDone  bool
-	started   bool // its first frame went out
 	ended     bool // its last frame went out: played in full
 	cut       bool
 
@@ -177,7 +176,7 @@ func (p *Pipeline) Mark(turnID string, playedMs int64) {
 func (p *Pipeline) Speaking() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.playing != nil && p.playing.started
+	return p.playing != nil && p.playing.sent > 0
 }
 
 // --- conversation.Output, Speaker and Expecter: the engine's side ---
@@ -253,7 +252,7 @@ func (p *Pipeline) cutLocked(t *turn) (heard string, playedMs int64, clear bool)
 	if t.ended {
 		return heard, playedMs, false
 	}
-	clear = t.started && !t.cut
+	clear = t.sent > 0 && !t.cut
 	t.cut = true
 	t.cancel()
 	if p.playing == t {
@@ -311,7 +310,6 @@ func (p *Pipeline) send(b []byte) error {
 	first := flags&tagFirst != 0
 	end := flags&tagEnd != 0
 	if first {
-		t.started = true
 		t.bd = breakdownLocked(t, now)
 	}
 	if end {
