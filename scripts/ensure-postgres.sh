@@ -19,9 +19,15 @@ psql() { command psql -X -q -h "$host" -p "$port" -U "$user" "$@"; }
 if ! psql -d postgres -c 'select 1' >/dev/null 2>&1; then
   user=$(id -un)
 fi
-db="sbtest_$(date +%s)_$$"
-# Drop test databases left by earlier runs (older than this one).
+now=$(date +%s)
+db="sbtest_${now}_$$"
+# Drop test databases left by earlier runs, but only those over two hours
+# old: another run on this machine (a second checkout, CI beside a session)
+# may be using a younger one.
 for old in $(psql -d postgres -At -c "select datname from pg_database where datname like 'sbtest_%'" 2>/dev/null); do
+  born=${old#sbtest_}; born=${born%%_*}
+  case $born in ''|*[!0-9]*) continue ;; esac
+  [ $((now - born)) -gt 7200 ] || continue
   psql -d postgres -c "drop database if exists \"$old\" with (force)" >/dev/null 2>&1 || true
 done
 psql -d postgres -c "create database \"$db\"" >/dev/null
