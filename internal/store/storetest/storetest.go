@@ -30,8 +30,10 @@ import (
 type Opener = func(t *testing.T) store.Store
 
 // Run runs the whole conformance suite against the stores open returns.
-// Every subtest opens its own store, so they all run in parallel.
+// Every subtest opens its own store, so they all run in parallel. The suite
+// fails if it leaves a method of the store uncalled (see recordCoverage).
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	open = recordCoverage(t, open)
 	groups := []struct {
 		name string
 		fn   func(t *testing.T, open Opener)

@@ -1,0 +1,441 @@
+package storetest
+
+import (
+	"context"
+	"flag"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
+	"switchboard/internal/call"
+	"switchboard/internal/phone"
+	"switchboard/internal/schedule"
+	"switchboard/internal/store"
+)
+
+// optional lists the interfaces beyond store.Store that the service uses
+// when a store implements them; the suite must exercise their methods too
+// on a store that does.
+var optional = []reflect.Type{
+	reflect.TypeFor[store.Counter](),
+}
+
+// coverage records which store methods the suite called, so that a method
+// no test exercises (a new one, or one forgotten) fails the suite by name.
+type coverage struct {
+	mu       sync.Mutex
+	called   map[string]bool
+	required map[string]bool
+}
+
+func newCoverage() *coverage {
+	c := &coverage{called: map[string]bool{}, required: map[string]bool{}}
+	for _, name := range methodNames(reflect.TypeFor[store.Store]()) {
+		c.required[name] = true
+	}
+	return c
+}
+
+// methodNames lists the exported methods of an interface type.
+func methodNames(it reflect.Type) []string {
+	var out []string
+	for m := range it.Methods() {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func (c *coverage) hit(name string) {
+	c.mu.Lock()
+	c.called[name] = true
+	c.mu.Unlock()
+}
+
+// wrap returns s behind a recorder; the optional interfaces s implements
+// become required.
+func (c *coverage) wrap(s store.Store) store.Store {
+	c.mu.Lock()
+	for _, it := range optional {
+		if reflect.TypeOf(s).Implements(it) {
+			for _, name := range methodNames(it) {
+				c.required[name] = true
+			}
+		}
+	}
+	c.mu.Unlock()
+	return &recorder{s: s, hit: c.hit}
+}
+
+// missing lists the required methods not called, sorted.
+func (c *coverage) missing() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for name := range c.required {
+		if !c.called[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// recordCoverage wraps open so that every store the suite opens records
+// the methods called on it, and checks when the whole suite is done that
+// every method of store.Store (and of the optional interfaces the store
+// implements) was called at least once. The check is skipped when -run or
+// -skip select only part of the suite, or when the suite already failed
+// (a test stopped early leaves methods uncalled for no fault of coverage).
+func recordCoverage(t *testing.T, open Opener) Opener {
+	t.Helper()
+	c := newCoverage()
+	t.Cleanup(func() {
+		if partial := partialRun(); partial != "" {
+			t.Logf("store method coverage not checked: %s selects part of the suite", partial)
+			return
+		}
+		if t.Failed() {
+			t.Log("store method coverage not checked: the suite failed")
+			return
+		}
+		if m := c.missing(); len(m) > 0 {
+			t.Errorf("the conformance suite never calls %d store method(s): %s; add tests that exercise them (internal/store/storetest)",
+				len(m), strings.Join(m, ", "))
+		}
+	})
+	return func(t *testing.T) store.Store { return c.wrap(open(t)) }
+}
+
+// partialRun names the flag that selects only some of the suite's
+// subtests, or is empty when the suite runs whole.
+func partialRun() string {
+	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "/") {
+		return "-run " + f.Value.String()
+	}
+	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
+		return "-skip " + f.Value.String()
+	}
+	return ""
+}
+
+// counter returns s as a store.Counter, seeing through the recorder; ok is
+// false when the store does not implement it.
+func counter(s store.Store) (store.Counter, bool) {
+	if r, ok := s.(*recorder); ok {
+		if _, ok := r.s.(store.Counter); !ok {
+			return nil, false
+		}
+	}
+	c, ok := s.(store.Counter)
+	return c, ok
+}
+
+// recorder is a store.Store that notes each method called, then calls the
+// store it wraps. It is written by hand (Go cannot make an interface's
+// implementation at run time); TestRecorder checks with reflection that
+// each method of store.Store and of the optional interfaces is here and
+// records its own name.
+type recorder struct {
+	s   store.Store
+	hit func(name string)
+}
+
+func (r *recorder) Ping(ctx context.Context) error { r.hit("Ping"); return r.s.Ping(ctx) }
+func (r *recorder) Close() error                   { r.hit("Close"); return r.s.Close() }
+
+func (r *recorder) Bootstrap(ctx context.Context, org auth.Org, key auth.Key) (bool, error) {
+	r.hit("Bootstrap")
+	return r.s.Bootstrap(ctx, org, key)
+}
+
+func (r *recorder) CreateOrg(ctx context.Context, org auth.Org) error {
+	r.hit("CreateOrg")
+	return r.s.CreateOrg(ctx, org)
+}
+
+func (r *recorder) GetOrg(ctx context.Context, id string) (auth.Org, error) {
+	r.hit("GetOrg")
+	return r.s.GetOrg(ctx, id)
+}
+
+func (r *recorder) CreateKey(ctx context.Context, key auth.Key) error {
+	r.hit("CreateKey")
+	return r.s.CreateKey(ctx, key)
+}
+
+func (r *recorder) GetKey(ctx context.Context, id string) (auth.Key, error) {
+	r.hit("GetKey")
+	return r.s.GetKey(ctx, id)
+}
+
+func (r *recorder) ListKeys(ctx context.Context, orgID string) ([]auth.Key, error) {
+	r.hit("ListKeys")
+	return r.s.ListKeys(ctx, orgID)
+}
+
+func (r *recorder) RevokeKey(ctx context.Context, id string, at time.Time) error {
+	r.hit("RevokeKey")
+	return r.s.RevokeKey(ctx, id, at)
+}
+
+func (r *recorder) TouchKeys(ctx context.Context, used map[string]time.Time) error {
+	r.hit("TouchKeys")
+	return r.s.TouchKeys(ctx, used)
+}
+
+func (r *recorder) CreateAssistant(ctx context.Context, a assistant.Assistant) error {
+	r.hit("CreateAssistant")
+	return r.s.CreateAssistant(ctx, a)
+}
+
+func (r *recorder) GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error) {
+	r.hit("GetAssistant")
+	return r.s.GetAssistant(ctx, orgID, id)
+}
+
+func (r *recorder) ListAssistants(ctx context.Context, orgID string, p store.Page) ([]assistant.Assistant, int, error) {
+	r.hit("ListAssistants")
+	return r.s.ListAssistants(ctx, orgID, p)
+}
+
+func (r *recorder) UpdateAssistant(ctx context.Context, a assistant.Assistant) error {
+	r.hit("UpdateAssistant")
+	return r.s.UpdateAssistant(ctx, a)
+}
+
+func (r *recorder) DeleteAssistant(ctx context.Context, orgID, id string) error {
+	r.hit("DeleteAssistant")
+	return r.s.DeleteAssistant(ctx, orgID, id)
+}
+
+func (r *recorder) CreatePurchase(ctx context.Context, p phone.Purchase) error {
+	r.hit("CreatePurchase")
+	return r.s.CreatePurchase(ctx, p)
+}
+
+func (r *recorder) GetPurchase(ctx context.Context, orgID, id string) (phone.Purchase, error) {
+	r.hit("GetPurchase")
+	return r.s.GetPurchase(ctx, orgID, id)
+}
+
+func (r *recorder) ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error) {
+	r.hit("ListPurchases")
+	return r.s.ListPurchases(ctx, orgID)
+}
+
+func (r *recorder) HeldNumbers(ctx context.Context, provider string) (map[string]bool, error) {
+	r.hit("HeldNumbers")
+	return r.s.HeldNumbers(ctx, provider)
+}
+
+func (r *recorder) AllocateAssistants(ctx context.Context, orgID, purchaseID, inboundID, outboundID, message string, at time.Time) (phone.Purchase, error) {
+	r.hit("AllocateAssistants")
+	return r.s.AllocateAssistants(ctx, orgID, purchaseID, inboundID, outboundID, message, at)
+}
+
+func (r *recorder) ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error {
+	r.hit("ReleasePurchase")
+	return r.s.ReleasePurchase(ctx, orgID, id, at)
+}
+
+func (r *recorder) AddContacts(ctx context.Context, orgID, purchaseID string, cs []phone.Contact) ([]phone.Contact, []int, error) {
+	r.hit("AddContacts")
+	return r.s.AddContacts(ctx, orgID, purchaseID, cs)
+}
+
+func (r *recorder) ListContacts(ctx context.Context, orgID, purchaseID string, p store.Page) ([]phone.Contact, int, error) {
+	r.hit("ListContacts")
+	return r.s.ListContacts(ctx, orgID, purchaseID, p)
+}
+
+func (r *recorder) DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error {
+	r.hit("DeleteContact")
+	return r.s.DeleteContact(ctx, orgID, purchaseID, contactID)
+}
+
+func (r *recorder) MissingContacts(ctx context.Context, orgID, purchaseID string, ids []string) ([]string, error) {
+	r.hit("MissingContacts")
+	return r.s.MissingContacts(ctx, orgID, purchaseID, ids)
+}
+
+func (r *recorder) GetContact(ctx context.Context, orgID, id string) (phone.Contact, error) {
+	r.hit("GetContact")
+	return r.s.GetContact(ctx, orgID, id)
+}
+
+func (r *recorder) CreateCall(ctx context.Context, c call.Call) error {
+	r.hit("CreateCall")
+	return r.s.CreateCall(ctx, c)
+}
+
+func (r *recorder) GetCall(ctx context.Context, orgID, id string) (call.Call, error) {
+	r.hit("GetCall")
+	return r.s.GetCall(ctx, orgID, id)
+}
+
+func (r *recorder) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error) {
+	r.hit("GetCallAnyOrg")
+	return r.s.GetCallAnyOrg(ctx, id)
+}
+
+func (r *recorder) ListCalls(ctx context.Context, orgID string, f store.CallFilter) ([]call.Call, int, error) {
+	r.hit("ListCalls")
+	return r.s.ListCalls(ctx, orgID, f)
+}
+
+func (r *recorder) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
+	r.hit("UpdateCall")
+	return r.s.UpdateCall(ctx, c, prev, events...)
+}
+
+func (r *recorder) StaleCalls(ctx context.Context, updatedBefore time.Time, limit int) ([]call.Call, error) {
+	r.hit("StaleCalls")
+	return r.s.StaleCalls(ctx, updatedBefore, limit)
+}
+
+func (r *recorder) CreateSchedule(ctx context.Context, s schedule.Schedule, attempts []schedule.Attempt) error {
+	r.hit("CreateSchedule")
+	return r.s.CreateSchedule(ctx, s, attempts)
+}
+
+func (r *recorder) GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error) {
+	r.hit("GetSchedule")
+	return r.s.GetSchedule(ctx, orgID, id)
+}
+
+func (r *recorder) ListSchedules(ctx context.Context, orgID string, p store.Page) ([]store.ScheduleSummary, int, error) {
+	r.hit("ListSchedules")
+	return r.s.ListSchedules(ctx, orgID, p)
+}
+
+func (r *recorder) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error) {
+	r.hit("CancelSchedule")
+	return r.s.CancelSchedule(ctx, orgID, id, at)
+}
+
+func (r *recorder) GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error) {
+	r.hit("GetAttempt")
+	return r.s.GetAttempt(ctx, id)
+}
+
+func (r *recorder) FailAttempt(ctx context.Context, id, reason string, at time.Time) error {
+	r.hit("FailAttempt")
+	return r.s.FailAttempt(ctx, id, reason, at)
+}
+
+func (r *recorder) DueAttempts(ctx context.Context, dueBy time.Time, limit int) ([]schedule.Attempt, error) {
+	r.hit("DueAttempts")
+	return r.s.DueAttempts(ctx, dueBy, limit)
+}
+
+func (r *recorder) MarkEnqueued(ctx context.Context, ids []string) error {
+	r.hit("MarkEnqueued")
+	return r.s.MarkEnqueued(ctx, ids)
+}
+
+func (r *recorder) AppendTurn(ctx context.Context, t call.Turn) error {
+	r.hit("AppendTurn")
+	return r.s.AppendTurn(ctx, t)
+}
+
+func (r *recorder) ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error) {
+	r.hit("ListTurns")
+	return r.s.ListTurns(ctx, orgID, callID)
+}
+
+func (r *recorder) GetAnalysis(ctx context.Context, orgID, callID string) (store.Analysis, error) {
+	r.hit("GetAnalysis")
+	return r.s.GetAnalysis(ctx, orgID, callID)
+}
+
+func (r *recorder) ClaimAnalyses(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Analysis, error) {
+	r.hit("ClaimAnalyses")
+	return r.s.ClaimAnalyses(ctx, now, lease, limit)
+}
+
+func (r *recorder) FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error {
+	r.hit("FinishAnalysis")
+	return r.s.FinishAnalysis(ctx, a, events...)
+}
+
+func (r *recorder) CreateWebhook(ctx context.Context, w store.Webhook) error {
+	r.hit("CreateWebhook")
+	return r.s.CreateWebhook(ctx, w)
+}
+
+func (r *recorder) ListWebhooks(ctx context.Context, orgID string) ([]store.Webhook, error) {
+	r.hit("ListWebhooks")
+	return r.s.ListWebhooks(ctx, orgID)
+}
+
+func (r *recorder) GetWebhook(ctx context.Context, orgID, id string) (store.Webhook, error) {
+	r.hit("GetWebhook")
+	return r.s.GetWebhook(ctx, orgID, id)
+}
+
+func (r *recorder) UpdateWebhookSecrets(ctx context.Context, orgID, id string, secrets []string) error {
+	r.hit("UpdateWebhookSecrets")
+	return r.s.UpdateWebhookSecrets(ctx, orgID, id, secrets)
+}
+
+func (r *recorder) DeleteWebhook(ctx context.Context, orgID, id string, at time.Time) error {
+	r.hit("DeleteWebhook")
+	return r.s.DeleteWebhook(ctx, orgID, id, at)
+}
+
+func (r *recorder) QueueEvent(ctx context.Context, orgID string, ev store.Event, at time.Time) error {
+	r.hit("QueueEvent")
+	return r.s.QueueEvent(ctx, orgID, ev, at)
+}
+
+func (r *recorder) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
+	r.hit("ClaimOutbox")
+	return r.s.ClaimOutbox(ctx, now, lease, limit)
+}
+
+func (r *recorder) RecordDelivery(ctx context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error {
+	r.hit("RecordDelivery")
+	return r.s.RecordDelivery(ctx, m, d, state, next)
+}
+
+func (r *recorder) ListDeliveries(ctx context.Context, orgID, webhookID string, p store.Page) ([]store.Delivery, int, error) {
+	r.hit("ListDeliveries")
+	return r.s.ListDeliveries(ctx, orgID, webhookID, p)
+}
+
+func (r *recorder) Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error {
+	r.hit("Redeliver")
+	return r.s.Redeliver(ctx, orgID, webhookID, messageID, at)
+}
+
+func (r *recorder) ReserveIdempotency(ctx context.Context, orgID, key, requestHash string, now time.Time) (*store.Idempotent, error) {
+	r.hit("ReserveIdempotency")
+	return r.s.ReserveIdempotency(ctx, orgID, key, requestHash, now)
+}
+
+func (r *recorder) CompleteIdempotency(ctx context.Context, orgID, key string, status int, body []byte) error {
+	r.hit("CompleteIdempotency")
+	return r.s.CompleteIdempotency(ctx, orgID, key, status, body)
+}
+
+func (r *recorder) ReleaseIdempotency(ctx context.Context, orgID, key string) error {
+	r.hit("ReleaseIdempotency")
+	return r.s.ReleaseIdempotency(ctx, orgID, key)
+}
+
+func (r *recorder) PurgeIdempotency(ctx context.Context, before time.Time) error {
+	r.hit("PurgeIdempotency")
+	return r.s.PurgeIdempotency(ctx, before)
+}
+
+// CallCounts implements store.Counter for a wrapped store that does; on
+// one that does not, the suite does not call it (see counter).
+func (r *recorder) CallCounts(ctx context.Context) (map[call.Status]int64, error) {
+	r.hit("CallCounts")
+	return r.s.(store.Counter).CallCounts(ctx)
+}
