@@ -306,4 +306,39 @@ func testCalls(t *testing.T, open Opener) {
 		must(t, "StaleCalls", err)
 		sameIDSet(t, "StaleCalls after one call was refreshed and one ended", callIDs(got), callIDs([]call.Call{inProgress, foreign}))
 	})
+
+	t.Run("CallCounts", func(t *testing.T) {
+		// The metrics' totals by status, across organizations.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		cc, ok := counter(s)
+		if !ok {
+			t.Skip("the store does not implement store.Counter")
+		}
+		check := func(step string, want map[call.Status]int64) {
+			t.Helper()
+			got, err := cc.CallCounts(ctx)
+			must(t, step+": CallCounts", err)
+			for st := call.Queued; st <= call.Ended; st++ {
+				if got[st] != want[st] {
+					t.Errorf("%s: CallCounts()[%s] = %d; want %d (all %v)", step, st.Text(), got[st], want[st], got)
+				}
+			}
+		}
+		check("empty store", nil)
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		c := mustCall(t, s, newCall(o.ID, call.Phone, t0))
+		mustCall(t, s, newCall(o.ID, call.Web, t0))
+		mustCall(t, s, newCall(other.ID, call.Web, t0))
+		check("three calls queued in two orgs", map[call.Status]int64{call.Queued: 3})
+		c.Status, c.UpdatedAt = call.Ringing, at(time.Second)
+		must(t, "UpdateCall(queued → ringing)", s.UpdateCall(ctx, c, call.Queued))
+		check("one ringing", map[call.Status]int64{call.Queued: 2, call.Ringing: 1})
+		mustEndedCall(t, s, other.ID, at(2*time.Second))
+		check("one more ended", map[call.Status]int64{call.Queued: 2, call.Ringing: 1, call.Ended: 1})
+		c.Status = call.InProgress
+		wantKind(t, "UpdateCall(stale prev status)", s.UpdateCall(ctx, c, call.Queued), apperr.Conflict)
+		check("after a refused update", map[call.Status]int64{call.Queued: 2, call.Ringing: 1, call.Ended: 1})
+	})
+
 }

@@ -45,6 +45,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Contacts", testContacts},
 		{"Calls", testCalls},
 		{"Turns", testTurns},
+		{"Analyses", testAnalyses},
+		{"Webhooks", testWebhooks},
+		{"Lifecycle", testLifecycle},
 		{"Schedules", testSchedules},
 		{"Idempotency", testIdempotency},
 	}
