@@ -125,3 +125,32 @@ func raceScheduleRelease(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// raceRedeliverDelete races Redeliver of a delivered message with
+// DeleteWebhook of its endpoint: whichever wins, a deleted endpoint's
+// message is never queued to be sent again.
+func raceRedeliverDelete(t *testing.T, open Opener) {
+	t.Parallel()
+	s, ctx := open(t), t.Context()
+	o := mustOrg(t, s, "Acme")
+	const rounds = 20
+	for r := range rounds {
+		w := mustWebhook(t, s, o.ID, evEnded)
+		ev := newEvent(evEnded, at(time.Duration(r)*time.Second))
+		must(t, "QueueEvent", s.QueueEvent(ctx, o.ID, ev, ev.At))
+		m := claimOne(t, s, fmt.Sprintf("round %d", r), ev.At)
+		d := delivery(m, 1, 200, ev.At)
+		must(t, "RecordDelivery(delivered)", s.RecordDelivery(ctx, m, d, store.OutboxDelivered, d.At))
+		var redeliverErr, deleteErr error
+		race(func() { redeliverErr = s.Redeliver(ctx, o.ID, w.ID, m.ID, ev.At) },
+			func() { deleteErr = s.DeleteWebhook(ctx, o.ID, w.ID, ev.At) })
+		must(t, fmt.Sprintf("round %d: DeleteWebhook racing Redeliver", r), deleteErr)
+		if redeliverErr != nil {
+			wantKind(t, fmt.Sprintf("round %d: Redeliver racing DeleteWebhook", r), redeliverErr, apperr.NotFound)
+		}
+		if ms := claimOutbox(t, s, ev.At.Add(time.Hour), 10); len(ms) != 0 {
+			t.Fatalf("round %d: Redeliver = %v, DeleteWebhook succeeded, then ClaimOutbox claimed %v for endpoints %v; want none (a deleted endpoint's messages are never sent)",
+				r, redeliverErr, msgIDs(ms), endpoints(ms))
+		}
+	}
+}

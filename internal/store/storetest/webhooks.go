@@ -547,6 +547,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		s := open(t)
 		claimOutboxRace(t, s, s)
 	})
+	t.Run("RaceRedeliverDelete", func(t *testing.T) { raceRedeliverDelete(t, open) })
 }
 
 // duplicates lists the ids that appear more than once.
