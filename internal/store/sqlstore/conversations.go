@@ -123,11 +123,12 @@ func (s *Store) ClaimAnalyses(ctx context.Context, now time.Time, lease time.Dur
 	return out, err
 }
 
-// FinishAnalysis stores a claimed analysis's outcome.
+// FinishAnalysis stores a claimed analysis's outcome. It filters by the
+// organization too: the events are queued for a.OrgID's endpoints.
 func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, `UPDATE analyses SET state = ?, result = ?, error = ?, locked_until = 0, updated_at = ? WHERE call_id = ? AND state = ?`,
-			a.State, string(a.Result), a.Error, ms(a.UpdatedAt), a.CallID, store.AnalysisPending)
+		res, err := s.exec(ctx, tx, `UPDATE analyses SET state = ?, result = ?, error = ?, locked_until = 0, updated_at = ? WHERE call_id = ? AND org_id = ? AND state = ?`,
+			a.State, string(a.Result), a.Error, ms(a.UpdatedAt), a.CallID, a.OrgID, store.AnalysisPending)
 		if err := affected(res, err, "pending analysis"); err != nil {
 			return err
 		}
@@ -360,9 +361,18 @@ func (s *Store) ListDeliveries(ctx context.Context, orgID, webhookID string, p s
 	return out, total, rows.Err()
 }
 
-// Redeliver queues a message again.
+// Redeliver queues a message again. It reads the endpoint FOR SHARE first:
+// a DeleteWebhook racing it either waits, then drops the requeued message,
+// or wins and the redelivery is NotFound; a deleted endpoint's message is
+// never queued again.
 func (s *Store) Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error {
-	res, err := s.exec(ctx, s.w, `UPDATE webhook_outbox SET state = ?, next_at = ?, locked_until = 0, updated_at = ?
-		WHERE org_id = ? AND webhook_id = ? AND id = ?`, store.OutboxPending, ms(at), ms(at), orgID, webhookID, messageID)
-	return affected(res, err, "webhook message")
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := s.row(ctx, tx, `SELECT 1 FROM webhooks WHERE org_id = ? AND id = ? AND deleted_at = 0`+s.forShare(), orgID, webhookID).Scan(&one); err != nil {
+			return notFound(err, "webhook")
+		}
+		res, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, next_at = ?, locked_until = 0, updated_at = ?
+			WHERE org_id = ? AND webhook_id = ? AND id = ?`, store.OutboxPending, ms(at), ms(at), orgID, webhookID, messageID)
+		return affected(res, err, "webhook message")
+	})
 }
