@@ -57,6 +57,8 @@ type Config struct {
 	JobPoll time.Duration
 	// PromoteEvery is how often due scheduled attempts are handed to the queue.
 	PromoteEvery time.Duration
+	// Scheduling tunes dial leases (zero: scheduling's defaults).
+	Scheduling scheduling.Config
 	// HousekeepingEvery is the housekeeping interval.
 	HousekeepingEvery time.Duration
 	// ShutdownTimeout bounds graceful shutdown.
@@ -158,7 +160,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	calls := callctl.New(db, log)
 	m.sandbox = sandbox.New(cfg.Sandbox, calls.HandleEvent, log.With("provider", "sandbox"))
 	calls.AddProvider(m.sandbox)
-	sched := scheduling.New(db, calls, log)
+	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -227,7 +229,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	})
 
 	handlers := &jobs.Handlers{
-		DialAttempt: sched.DialAttempt,
+		DialAttempt: withFailpoint(sched.DialAttempt),
 		Every: func(ctx context.Context) error {
 			return m.housekeeping(ctx, calls, sched)
 		},

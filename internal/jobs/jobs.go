@@ -23,10 +23,11 @@ import (
 
 // Handlers is the work the queue runs. Fields are set before Start.
 type Handlers struct {
-	// DialAttempt places the call of one scheduled attempt.
-	DialAttempt func(ctx context.Context, attemptID string) error
+	// DialAttempt places the call of one scheduled attempt under one of
+	// its leases.
+	DialAttempt func(ctx context.Context, attemptID string, lease int) error
 	// Every runs housekeeping that only one node at a time needs to do
-	// (the leader): enqueue forgotten attempts, end lost calls, purge.
+	// (the leader): end lost calls, purge.
 	Every func(ctx context.Context) error
 }
 
@@ -41,18 +42,23 @@ type Config struct {
 	Logger            *slog.Logger
 }
 
-// DialArgs is the job that dials one attempt. Unique by attempt, so a
-// re-enqueue after a crash never doubles it.
+// DialArgs is the job that dials one attempt under one lease. Unique by
+// both, so inserting a lease's job twice makes one job, while the attempt's
+// next lease (its previous one ran out undialed) makes a new one even if
+// River still holds the old one as running on a dead node.
 type DialArgs struct {
 	AttemptID string `json:"attempt_id" river:"unique"`
+	Lease     int    `json:"lease,omitempty" river:"unique"`
 }
 
 // Kind names the job in the queue's table.
 func (DialArgs) Kind() string { return "dial_attempt" }
 
-// InsertOpts makes a dial job unique by its attempt id.
+// InsertOpts makes a dial job unique by its attempt and lease. River's own
+// retries (after 1 s, then 16 s) cover a transient error within the lease;
+// past it, the attempt's next lease is the retry.
 func (DialArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 type dialWorker struct {
@@ -61,7 +67,7 @@ type dialWorker struct {
 }
 
 func (w *dialWorker) Work(ctx context.Context, job *river.Job[DialArgs]) error {
-	return w.h.DialAttempt(ctx, job.Args.AttemptID)
+	return w.h.DialAttempt(ctx, job.Args.AttemptID, job.Args.Lease)
 }
 
 func (w *dialWorker) Timeout(*river.Job[DialArgs]) time.Duration { return time.Minute }
@@ -84,6 +90,7 @@ func (w *housekeepingWorker) Work(ctx context.Context, _ *river.Job[Housekeeping
 // Job is one dial to enqueue, to run as soon as a worker is free.
 type Job struct {
 	AttemptID string
+	Lease     int
 }
 
 // Queue is a started or startable River client of either database.
@@ -117,7 +124,13 @@ func newQueue[TTx any](driver riverdriver.Driver[TTx], h *Handlers, cfg Config) 
 		Workers:           workers,
 		FetchPollInterval: cfg.Poll,
 		FetchCooldown:     min(cfg.Poll, 50*time.Millisecond),
-		Logger:            cfg.Logger,
+		// A job that a dead process left running is retried after this
+		// (River's default is an hour). Dials do not wait for it: their
+		// attempt's lease runs out first and the attempt is handed out
+		// again (internal/scheduling); this only tidies the queue's table
+		// sooner. It must exceed the longest job timeout (a minute).
+		RescueStuckJobsAfter: 5 * time.Minute,
+		Logger:               cfg.Logger,
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.HousekeepingEvery),
 				func() (river.JobArgs, *river.InsertOpts) {
@@ -177,7 +190,7 @@ func (q *Queue) Enqueue(ctx context.Context, jobs []Job) error {
 		params := make([]river.InsertManyParams, len(chunk))
 		for i, j := range chunk {
 			opts := DialArgs{}.InsertOpts()
-			params[i] = river.InsertManyParams{Args: DialArgs{AttemptID: j.AttemptID}, InsertOpts: &opts}
+			params[i] = river.InsertManyParams{Args: DialArgs{AttemptID: j.AttemptID, Lease: j.Lease}, InsertOpts: &opts}
 		}
 		if err := q.insert(ctx, params); err != nil {
 			return err

@@ -58,6 +58,12 @@ type Attempt struct {
 	// Error says why a Failed attempt placed no call.
 	Error     string
 	UpdatedAt time.Time
+	// Leases is how many times the attempt was handed to the dial queue,
+	// and LeasedUntil when the latest hand-out runs out (zero: never
+	// handed out). A dial job carries its lease number; a job whose number
+	// is not the attempt's latest was superseded.
+	Leases      int
+	LeasedUntil time.Time
 	// Filled in from the linked call when read back.
 	CallStatus  int
 	CallOutcome string

@@ -1,13 +1,16 @@
 // Package scheduling runs scheduled outbound calls. A schedule's attempts
-// are rows in the database (the truth). A promoter on every node hands the
-// attempts that have come due to the durable job queue (River) as dial
-// jobs, unique per attempt; a dial job claims its attempt and creates the
-// call in one transaction, so an attempt is dialed at most once, and an
-// attempt is never forgotten: until its job is recorded as enqueued, the
-// next promotion enqueues it again (a duplicate is refused by uniqueness).
+// are rows in the database (the truth). A promoter on every node leases the
+// attempts that have come due and hands each lease to the durable job queue
+// (River) as a dial job, unique per (attempt, lease); a dial job claims its
+// attempt and creates the call in one transaction, so an attempt is dialed
+// at most once. An attempt is never forgotten: if no call was created by
+// the time its lease runs out (its node died holding the job, or before it
+// inserted it), the next promotion on any node leases it again, and the
+// older job, should it ever run, finds itself superseded.
 package scheduling
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -27,18 +30,46 @@ type Enqueuer interface {
 	Enqueue(ctx context.Context, js []jobs.Job) error
 }
 
+// Defaults of Config.
+const (
+	// DefaultDialLease is how long a node owns an attempt it handed to the
+	// queue before any node may hand it out again: far longer than a
+	// healthy queue takes to start a job (MaxLeased bounds the backlog),
+	// far shorter than River's hour before it rescues a job a dead process
+	// left running.
+	DefaultDialLease = 30 * time.Second
+	// DefaultMaxLeased bounds the attempts leased and not yet dialed across
+	// all nodes, so the queue holds what it drains in seconds and a lease
+	// only runs out when its node is gone.
+	DefaultMaxLeased = 1000
+	// DefaultMaxLeases is how many times an attempt is handed out before it
+	// is failed instead (a dial that fails every time is not retried forever).
+	DefaultMaxLeases = 10
+)
+
+// Config tunes dialing; zero fields take the defaults.
+type Config struct {
+	DialLease time.Duration
+	MaxLeased int
+	MaxLeases int
+}
+
 // Service creates, reads, cancels and dials schedules.
 type Service struct {
 	store store.Store
 	calls *callctl.Service
 	queue Enqueuer
+	cfg   Config
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-// New returns a Service; SetQueue must be called before Create.
-func New(st store.Store, calls *callctl.Service, log *slog.Logger) *Service {
-	return &Service{store: st, calls: calls, log: log, now: id.Now}
+// New returns a Service; SetQueue must be called before Promote.
+func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
+	cfg.DialLease = cmp.Or(cfg.DialLease, DefaultDialLease)
+	cfg.MaxLeased = cmp.Or(cfg.MaxLeased, DefaultMaxLeased)
+	cfg.MaxLeases = cmp.Or(cfg.MaxLeases, DefaultMaxLeases)
+	return &Service{store: st, calls: calls, cfg: cfg, log: log, now: id.Now}
 }
 
 // SetQueue sets where dial jobs go (the queue needs the service to exist first).
@@ -96,39 +127,67 @@ func (s *Service) Create(ctx context.Context, req Request) (schedule.Schedule, e
 	return sc, nil
 }
 
-// Promote enqueues a dial job for every attempt that has come due, in
-// batches; it returns how many it enqueued. Promotion runs every fraction
-// of a second (not River's scheduled jobs, whose scheduler wakes every 5 s),
-// so an attempt is dialed well within a second of its due time.
+// Promote leases the attempts that have come due (and those whose lease ran
+// out undialed) and enqueues a dial job per lease, in batches, keeping at
+// most MaxLeased attempts leased and undialed; it returns how many it
+// enqueued. Promotion runs every fraction of a second (not River's
+// scheduled jobs, whose scheduler wakes every 5 s), so an attempt is dialed
+// well within a second of its due time.
 func (s *Service) Promote(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		as, err := s.store.DueAttempts(ctx, s.now(), 1000)
+		now := s.now()
+		leased, err := s.store.LeasedAttempts(ctx, now)
+		if err != nil {
+			return total, err
+		}
+		room := min(s.cfg.MaxLeased-leased, 1000)
+		if room <= 0 {
+			return total, nil
+		}
+		as, err := s.store.LeaseAttempts(ctx, now, s.cfg.DialLease, room)
 		if err != nil || len(as) == 0 {
 			return total, err
 		}
-		js := make([]jobs.Job, len(as))
-		ids := make([]string, len(as))
-		for i, a := range as {
-			js[i] = jobs.Job{AttemptID: a.ID}
-			ids[i] = a.ID
+		js := make([]jobs.Job, 0, len(as))
+		for _, a := range as {
+			if a.Leases > s.cfg.MaxLeases {
+				s.giveUp(ctx, a)
+				continue
+			}
+			if a.Leases > 1 {
+				s.log.Warn("dialing an attempt again: its lease ran out with no call placed (its node stopped?)",
+					"attempt_id", a.ID, "org_id", a.OrgID, "lease", a.Leases)
+			}
+			js = append(js, jobs.Job{AttemptID: a.ID, Lease: a.Leases})
 		}
 		if err := s.queue.Enqueue(ctx, js); err != nil {
-			return total, err
+			return total, err // the leases run out and the attempts are handed out again
 		}
-		if err := s.store.MarkEnqueued(ctx, ids); err != nil {
-			return total, err
-		}
-		total += len(as)
-		if len(as) < 1000 {
+		total += len(js)
+		if len(as) < room {
 			return total, nil
 		}
 	}
 }
 
-// DialAttempt places the call of one attempt, if it is still pending. It is
-// the dial job's work: a returned error makes the queue retry it.
-func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
+// giveUp fails an attempt that was handed out MaxLeases times and never dialed.
+func (s *Service) giveUp(ctx context.Context, a schedule.Attempt) {
+	reason := fmt.Sprintf("not dialed after %d tries: no node could place the call", a.Leases-1)
+	err := s.store.FailAttempt(ctx, a.ID, reason, s.now())
+	if err != nil && !apperr.Is(err, apperr.NotFound) {
+		s.log.Error("failing an attempt that could not be dialed", "attempt_id", a.ID, "org_id", a.OrgID, "err", err)
+		return
+	}
+	s.log.Error("gave up on a scheduled attempt", "attempt_id", a.ID, "org_id", a.OrgID, "reason", reason)
+}
+
+// DialAttempt places the call of one attempt under the given lease, if it is
+// still pending and that lease is the latest (a newer one means the attempt
+// was handed out again and that job dials it). It is the dial job's work: a
+// returned error makes the queue retry it. Lease 0 (a job enqueued before
+// leases existed) dials whatever the lease.
+func (s *Service) DialAttempt(ctx context.Context, attemptID string, lease int) error {
 	a, sc, err := s.store.GetAttempt(ctx, attemptID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil // schedule or attempt gone: nothing to dial
@@ -136,7 +195,7 @@ func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 	if err != nil {
 		return err
 	}
-	if a.State != schedule.Pending {
+	if a.State != schedule.Pending || (lease != 0 && lease != a.Leases) {
 		return nil
 	}
 	fail := func(reason string) error {

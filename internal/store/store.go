@@ -137,11 +137,15 @@ type Store interface {
 	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)
 	// FailAttempt moves a pending attempt to failed with a reason.
 	FailAttempt(ctx context.Context, id, reason string, at time.Time) error
-	// DueAttempts lists pending attempts due by the given time whose dial
-	// job is not enqueued yet, earliest first.
-	DueAttempts(ctx context.Context, dueBy time.Time, limit int) ([]schedule.Attempt, error)
-	// MarkEnqueued records that the attempts' jobs are in the queue.
-	MarkEnqueued(ctx context.Context, ids []string) error
+	// LeaseAttempts hands out up to limit pending attempts that are due by
+	// now and not leased (never, or their lease ran out), earliest due
+	// first: each is leased until now+lease and its lease count raised, and
+	// is returned with the new count (Leases) and LeasedUntil. Two callers,
+	// on any nodes, never lease the same attempt at once.
+	LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error)
+	// LeasedAttempts counts pending attempts whose lease runs past now: the
+	// dials handed out and not yet made.
+	LeasedAttempts(ctx context.Context, now time.Time) (int, error)
 
 	// AppendTurn stores one transcript turn (Conflict if its seq is taken),
 	// with its Breakdown when it has one. A turn is stored once, complete:

@@ -72,14 +72,14 @@ func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error)
 	return s, nil
 }
 
-const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, COALESCE(c.status, -1), COALESCE(c.outcome, '')`
+const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, a.leases, a.leased_until, COALESCE(c.status, -1), COALESCE(c.outcome, '')`
 
 func scanAttempt(sc interface{ Scan(...any) error }) (schedule.Attempt, error) {
 	var a schedule.Attempt
 	var state string
-	var due, updated int64
-	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.CallStatus, &a.CallOutcome)
-	a.State, a.DueAt, a.UpdatedAt = schedule.AttemptState(state), fromMS(due), fromMS(updated)
+	var due, updated, leased int64
+	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.Leases, &leased, &a.CallStatus, &a.CallOutcome)
+	a.State, a.DueAt, a.UpdatedAt, a.LeasedUntil = schedule.AttemptState(state), fromMS(due), fromMS(updated), fromMS(leased)
 	return a, err
 }
 
@@ -195,25 +195,50 @@ func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time
 	return affected(res, err, "pending attempt")
 }
 
-// DueAttempts lists pending, not yet enqueued attempts due by dueBy.
-func (s *Store) DueAttempts(ctx context.Context, dueBy time.Time, limit int) ([]schedule.Attempt, error) {
-	return s.attempts(ctx, s.r, `a.enqueued = ? AND a.state = 'pending' AND a.due_at <= ? ORDER BY a.due_at LIMIT ?`, false, ms(dueBy), limit)
-}
-
-// MarkEnqueued flags attempts as enqueued.
-func (s *Store) MarkEnqueued(ctx context.Context, ids []string) error {
-	const batch = 500
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		for start := 0; start < len(ids); start += batch {
-			chunk := ids[start:min(start+batch, len(ids))]
-			args := []any{true}
-			for _, id := range chunk {
-				args = append(args, id)
+// LeaseAttempts leases pending attempts that are due and unleased.
+func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error) {
+	var out []schedule.Attempt
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		rows, err := s.query(ctx, tx, `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases FROM attempts a
+			WHERE a.state = 'pending' AND a.due_at <= ? AND a.leased_until <= ? ORDER BY a.due_at, a.id LIMIT ?`+s.skipLockedOf("a"),
+			ms(now), ms(now), limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			a := schedule.Attempt{State: schedule.Pending}
+			var due int64
+			if err := rows.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &a.Leases); err != nil {
+				rows.Close()
+				return err
 			}
-			if _, err := s.exec(ctx, tx, `UPDATE attempts SET enqueued = ? WHERE id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+			a.DueAt, a.Leases, a.LeasedUntil = fromMS(due), a.Leases+1, fromMS(ms(now.Add(lease)))
+			out = append(out, a)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		const batch = 500
+		for start := 0; start < len(out); start += batch {
+			chunk := out[start:min(start+batch, len(out))]
+			args := []any{ms(now.Add(lease))}
+			for _, a := range chunk {
+				args = append(args, a.ID)
+			}
+			if _, err := s.exec(ctx, tx, `UPDATE attempts SET leased_until = ?, leases = leases + 1 WHERE id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	return out, err
+}
+
+// LeasedAttempts counts pending attempts whose lease runs past now.
+func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := s.row(ctx, s.r, `SELECT COUNT(*) FROM attempts WHERE state = 'pending' AND leased_until > ?`, ms(now)).Scan(&n)
+	return n, err
 }

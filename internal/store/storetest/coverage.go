@@ -332,14 +332,14 @@ func (r *recorder) FailAttempt(ctx context.Context, id, reason string, at time.T
 	return r.s.FailAttempt(ctx, id, reason, at)
 }
 
-func (r *recorder) DueAttempts(ctx context.Context, dueBy time.Time, limit int) ([]schedule.Attempt, error) {
-	r.hit("DueAttempts")
-	return r.s.DueAttempts(ctx, dueBy, limit)
+func (r *recorder) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error) {
+	r.hit("LeaseAttempts")
+	return r.s.LeaseAttempts(ctx, now, lease, limit)
 }
 
-func (r *recorder) MarkEnqueued(ctx context.Context, ids []string) error {
-	r.hit("MarkEnqueued")
-	return r.s.MarkEnqueued(ctx, ids)
+func (r *recorder) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
+	r.hit("LeasedAttempts")
+	return r.s.LeasedAttempts(ctx, now)
 }
 
 func (r *recorder) AppendTurn(ctx context.Context, t call.Turn) error {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,45 +190,105 @@ func testSchedules(t *testing.T, open Opener) {
 		checkAttempts(t, s, "after refused operations on canceled attempts", f, want)
 	})
 
-	t.Run("DueAttemptsAndMarkEnqueued", func(t *testing.T) {
+	t.Run("LeaseAttempts", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
 		f := newScheduleFixture(t, s, 3, d1) // created at t0
 		a := f.attempts
-		unqueued := func(step string, dueBy time.Time, limit int, want []schedule.Attempt) {
+		const lease = 10 * time.Minute
+		leaseAt := func(step string, now time.Time, limit int, want []schedule.Attempt, wantLeases int) []schedule.Attempt {
 			t.Helper()
-			got, err := s.DueAttempts(ctx, dueBy, limit)
-			must(t, "DueAttempts", err)
-			call := fmt.Sprintf("%s: DueAttempts(due by %v, limit %d)", step, dueBy, limit)
+			got, err := s.LeaseAttempts(ctx, now, lease, limit)
+			must(t, "LeaseAttempts", err)
+			call := fmt.Sprintf("%s: LeaseAttempts(now %v, limit %d)", step, now, limit)
 			sameIDSet(t, call, attemptIDs(got), attemptIDs(want))
+			for _, g := range got {
+				if g.State != schedule.Pending || g.ScheduleID != f.sc.ID || g.OrgID != f.orgID || g.ContactID == "" {
+					t.Errorf("%s returned %+v; want a pending attempt of schedule %s", call, g, f.sc.ID)
+				}
+				if g.Leases != wantLeases || !g.LeasedUntil.Equal(msTime(now.Add(lease))) {
+					t.Errorf("%s: attempt %s Leases %d, LeasedUntil %v; want %d, %v", call, g.ID, g.Leases, g.LeasedUntil, wantLeases, msTime(now.Add(lease)))
+				}
+			}
+			return got
 		}
-		// The fixture's attempts fall due at d1, d1+1m and d1+2m.
-		unqueued("before the first is due", d1.Add(-time.Millisecond), 100, nil)
-		unqueued("when the first is due", d1, 100, a[:1])
-		unqueued("when all are due", d1.Add(2*time.Minute), 100, a)
-		got, err := s.DueAttempts(ctx, d1.Add(time.Hour), 2)
-		must(t, "DueAttempts", err)
-		if len(got) != 2 {
-			t.Errorf("DueAttempts(limit 2) of 3 = %d attempts; want 2", len(got))
-		}
-		for _, g := range got {
-			if g.State != schedule.Pending || g.ScheduleID != f.sc.ID || g.OrgID != f.orgID {
-				t.Errorf("DueAttempts returned %+v; want a pending attempt of schedule %s", g, f.sc.ID)
+		leased := func(step string, now time.Time, want int) {
+			t.Helper()
+			n, err := s.LeasedAttempts(ctx, now)
+			must(t, "LeasedAttempts", err)
+			if n != want {
+				t.Errorf("%s: LeasedAttempts(now %v) = %d; want %d", step, now, n, want)
 			}
 		}
-
-		must(t, "MarkEnqueued(nil)", s.MarkEnqueued(ctx, nil))
-		must(t, "MarkEnqueued", s.MarkEnqueued(ctx, []string{a[0].ID, id.New(id.Attempt)}))
-		unqueued("after MarkEnqueued(a0)", d1.Add(time.Hour), 100, a[1:])
+		// The fixture's attempts fall due at d1, d1+1m and d1+2m.
+		leaseAt("before the first is due", d1.Add(-time.Millisecond), 100, nil, 1)
+		leased("before any lease", d1, 0)
+		leaseAt("when the first is due", d1, 100, a[:1], 1)
+		leaseAt("the first is leased", d1.Add(time.Second), 100, nil, 1)
+		leased("one leased", d1.Add(time.Second), 1)
+		leased("the lease ran out", d1.Add(lease), 0)
+		got, _, err := s.GetAttempt(ctx, a[0].ID)
+		must(t, "GetAttempt", err)
+		if got.Leases != 1 || !got.LeasedUntil.Equal(msTime(d1.Add(lease))) || got.State != schedule.Pending {
+			t.Errorf("GetAttempt after one lease: Leases %d, LeasedUntil %v, state %s; want 1, %v, pending", got.Leases, got.LeasedUntil, got.State, msTime(d1.Add(lease)))
+		}
+		// All due (a0 still leased): the limit holds, then the rest.
+		t1 := d1.Add(2 * time.Minute)
+		leaseAt("limit 1 when all are due: the earliest due unleased", t1, 1, a[1:2], 1)
+		leaseAt("the rest", t1, 100, a[2:], 1)
+		leased("three leased", t1, 3)
+		// a0's lease ran out undialed: handed out again, as its second lease.
+		leaseAt("a0's lease ran out", d1.Add(lease), 100, a[:1], 2)
+		// Dialed, failed and canceled attempts are never leased nor counted.
+		mustCall(t, s, scheduledCall(f, a[0], d1))
 		must(t, "FailAttempt", s.FailAttempt(ctx, a[1].ID, "no", at(time.Minute)))
-		unqueued("after FailAttempt(a1)", d1.Add(time.Hour), 100, a[2:])
-		mustCall(t, s, scheduledCall(f, a[2], d1))
-		unqueued("after dialing a2", d1.Add(time.Hour), 100, nil)
-		// Enqueued-ness is not otherwise visible: the attempts read the same.
-		_, as, err := s.GetSchedule(ctx, f.orgID, f.sc.ID)
-		must(t, "GetSchedule", err)
-		if len(as) != 3 || as[0].State != schedule.Pending {
-			t.Errorf("GetSchedule after MarkEnqueued(a0): attempts %+v; want 3 with a0 still pending", as)
+		leaseAt("after dialing a0 and failing a1", t1.Add(lease), 100, a[2:], 2)
+		leased("only a2 leased", t1.Add(lease), 1)
+		_, err = s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(time.Hour))
+		must(t, "CancelSchedule", err)
+		leased("after cancel", t1.Add(time.Hour), 0)
+		leaseAt("after cancel", t1.Add(2*time.Hour), 100, nil, 0)
+	})
+
+	t.Run("LeaseAttemptsConcurrently", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		var dates []time.Time
+		for i := range 50 {
+			dates = append(dates, d1.Add(time.Duration(i)*time.Second))
+		}
+		f := newScheduleFixture(t, s, 4, dates...) // 200 attempts
+		const workers = 4
+		var mu sync.Mutex
+		seen := map[string]int{}
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					got, err := s.LeaseAttempts(ctx, d1.Add(time.Hour), time.Minute, 7)
+					if err != nil {
+						t.Errorf("LeaseAttempts: %v", err)
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, a := range got {
+						seen[a.ID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != len(f.attempts) {
+			t.Errorf("%d concurrent LeaseAttempts leased %d distinct attempts; want all %d", workers, len(seen), len(f.attempts))
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Errorf("%d concurrent LeaseAttempts leased attempt %s %d times; want once", workers, id, n)
+			}
 		}
 	})
 
@@ -240,14 +301,17 @@ func testSchedules(t *testing.T, open Opener) {
 		}
 		f := newScheduleFixture(t, s, 2, dates...) // 650 attempts
 		checkAttempts(t, s, "650 attempts", f, f.attempts)
-		got, err := s.DueAttempts(ctx, d1.Add(400*time.Hour), 1000)
-		must(t, "DueAttempts", err)
-		sameIDSet(t, "DueAttempts of 650 attempts", attemptIDs(got), attemptIDs(f.attempts))
-		must(t, "MarkEnqueued(650 ids)", s.MarkEnqueued(ctx, attemptIDs(f.attempts)))
-		got, err = s.DueAttempts(ctx, d1.Add(400*time.Hour), 1000)
-		must(t, "DueAttempts", err)
+		now := d1.Add(400 * time.Hour)
+		got, err := s.LeaseAttempts(ctx, now, time.Minute, 1000)
+		must(t, "LeaseAttempts", err)
+		sameIDSet(t, "LeaseAttempts of 650 attempts", attemptIDs(got), attemptIDs(f.attempts))
+		if n, err := s.LeasedAttempts(ctx, now); err != nil || n != 650 {
+			t.Errorf("LeasedAttempts after leasing 650 = %d, %v; want 650", n, err)
+		}
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 1000)
+		must(t, "LeaseAttempts", err)
 		if len(got) != 0 {
-			t.Errorf("DueAttempts after MarkEnqueued(all 650) = %d attempts; want none", len(got))
+			t.Errorf("LeaseAttempts again within the lease = %d attempts; want none", len(got))
 		}
 		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(time.Hour))
 		must(t, "CancelSchedule", err)

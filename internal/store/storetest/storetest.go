@@ -141,7 +141,7 @@ func normSchedule(s schedule.Schedule) schedule.Schedule {
 }
 
 func normAttempt(a schedule.Attempt) schedule.Attempt {
-	a.DueAt, a.UpdatedAt = msTime(a.DueAt), msTime(a.UpdatedAt)
+	a.DueAt, a.UpdatedAt, a.LeasedUntil = msTime(a.DueAt), msTime(a.UpdatedAt), msTime(a.LeasedUntil)
 	return a
 }
 

@@ -1,0 +1,27 @@
+//go:build failpoints
+
+package app
+
+import (
+	"context"
+	"os"
+)
+
+// FailpointHoldDials is the environment variable that, in a binary built
+// with -tags failpoints (tests only, never a release), makes every dial job
+// this process runs wait until its context ends before doing anything: the
+// job is running in River's eyes while its attempt is still pending, which
+// is what a process killed mid-dial leaves behind. The crash-recovery test
+// (cmd/switchboard/recovery_test.go) starts a node so, kills it with
+// SIGKILL, and checks that the attempts are still dialed, once each.
+const FailpointHoldDials = "SWITCHBOARD_FAILPOINT_HOLD_DIALS"
+
+func withFailpoint(dial func(ctx context.Context, attemptID string, lease int) error) func(ctx context.Context, attemptID string, lease int) error {
+	if os.Getenv(FailpointHoldDials) == "" {
+		return dial
+	}
+	return func(ctx context.Context, attemptID string, lease int) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,249 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
+	"switchboard/internal/callctl"
+	"switchboard/internal/id"
+	"switchboard/internal/jobs"
+	"switchboard/internal/phone"
+	"switchboard/internal/schedule"
+	"switchboard/internal/store"
+	"switchboard/internal/store/sqlite"
+	"switchboard/internal/telephony"
+)
+
+// testBundle is a scheduling Service on a fresh SQLite store, a provider
+// that records what it is asked to dial, a queue that records jobs, and a
+// clock the test moves.
+type testBundle struct {
+	svc      *Service
+	store    store.Store
+	queue    *recordingQueue
+	provider *recordingProvider
+	clock    time.Time
+	orgID    string
+	purchase phone.Purchase
+}
+
+func setup(t *testing.T, cfg Config) *testBundle {
+	t.Helper()
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sched.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	b := &testBundle{store: db, queue: &recordingQueue{}, provider: &recordingProvider{}, clock: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	calls := callctl.New(db, log)
+	calls.AddProvider(b.provider)
+	b.svc = New(db, calls, cfg, log)
+	b.svc.SetQueue(b.queue)
+	b.svc.now = func() time.Time { return b.clock }
+
+	now := b.clock
+	org := auth.Org{ID: id.New(id.Org), Name: "Acme", CreatedAt: now}
+	must(t, db.CreateOrg(ctx, org))
+	b.orgID = org.ID
+	a := assistant.Defaults(assistant.DefaultProviders())
+	a.ID, a.OrgID, a.Name, a.CreatedAt, a.UpdatedAt = id.New(id.Assistant), org.ID, "Caller", now, now
+	must(t, db.CreateAssistant(ctx, a))
+	b.purchase = phone.Purchase{ID: id.New(id.Purchase), OrgID: org.ID, Number: "+14155550100", Provider: b.provider.Name(),
+		OutboundAssistantID: a.ID, CreatedAt: now, UpdatedAt: now}
+	must(t, db.CreatePurchase(ctx, b.purchase))
+	return b
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schedule stores n contacts and a schedule that calls each once, due now.
+func (b *testBundle) schedule(t *testing.T, n int) []string {
+	t.Helper()
+	var cs []phone.Contact
+	for i := range n {
+		cs = append(cs, phone.Contact{ID: id.New(id.Contact), OrgID: b.orgID, PurchaseID: b.purchase.ID, Name: "c",
+			PhoneNumber: fmt.Sprintf("+1415555%04d", 1000+i), CreatedAt: b.clock})
+	}
+	created, _, err := b.store.AddContacts(t.Context(), b.orgID, b.purchase.ID, cs)
+	must(t, err)
+	cids := make([]string, len(created))
+	for i, c := range created {
+		cids[i] = c.ID
+	}
+	_, err = b.svc.Create(t.Context(), Request{OrgID: b.orgID, Name: "s", PurchaseID: b.purchase.ID, Timezone: "UTC", Dates: []time.Time{b.clock}, ContactIDs: cids})
+	must(t, err)
+	return cids
+}
+
+// dial runs every recorded job once, as the queue's workers would.
+func (b *testBundle) dial(t *testing.T, js []jobs.Job) {
+	t.Helper()
+	for _, j := range js {
+		must(t, b.svc.DialAttempt(t.Context(), j.AttemptID, j.Lease))
+	}
+}
+
+func (b *testBundle) promote(t *testing.T) []jobs.Job {
+	t.Helper()
+	before := len(b.queue.jobs)
+	n, err := b.svc.Promote(t.Context())
+	must(t, err)
+	got := slices.Clone(b.queue.jobs[before:])
+	if n != len(got) {
+		t.Errorf("Promote() = %d; enqueued %d jobs", n, len(got))
+	}
+	return got
+}
+
+// TestLeaseRunsOut: a dial job that never runs (its node died holding it)
+// leaves its attempt pending; once the lease runs out the attempt is handed
+// out again as a new lease, which dials it. The stranded job, run late,
+// finds itself superseded and places nothing: one call per attempt.
+func TestLeaseRunsOut(t *testing.T) {
+	b := setup(t, Config{})
+	b.schedule(t, 3)
+	first := b.promote(t)
+	if len(first) != 3 || first[0].Lease != 1 {
+		t.Fatalf("Promote() of 3 due attempts enqueued %+v; want 3 jobs of lease 1", first)
+	}
+	b.clock = b.clock.Add(DefaultDialLease - time.Millisecond)
+	if again := b.promote(t); len(again) != 0 {
+		t.Fatalf("Promote() within the lease enqueued %+v; want nothing", again)
+	}
+	// The node that held the jobs is gone: nothing ran them.
+	b.clock = b.clock.Add(time.Millisecond)
+	second := b.promote(t)
+	if len(second) != 3 {
+		t.Fatalf("Promote() once the lease ran out enqueued %+v; want the 3 attempts again", second)
+	}
+	for _, j := range second {
+		if j.Lease != 2 {
+			t.Errorf("Promote() after the lease ran out: job %+v; want lease 2", j)
+		}
+	}
+	b.dial(t, second)
+	b.dial(t, first) // the stranded jobs, rescued late
+	b.dial(t, second)
+	if got := b.provider.placed(); len(got) != 3 || len(unique(got)) != 3 {
+		t.Errorf("provider placed %v; want 3 distinct calls, one per attempt", got)
+	}
+	if again := b.promote(t); len(again) != 0 {
+		t.Errorf("Promote() after every attempt was dialed enqueued %+v; want nothing", again)
+	}
+}
+
+// TestDialSupersededLease: a job of an older lease does nothing, even when
+// it runs first; the latest lease's job dials.
+func TestDialSupersededLease(t *testing.T) {
+	b := setup(t, Config{})
+	b.schedule(t, 1)
+	first := b.promote(t)
+	b.clock = b.clock.Add(DefaultDialLease)
+	second := b.promote(t)
+	b.dial(t, first)
+	if got := b.provider.placed(); len(got) != 0 {
+		t.Fatalf("the superseded lease's job placed %v; want nothing", got)
+	}
+	b.dial(t, second)
+	if got := b.provider.placed(); len(got) != 1 {
+		t.Fatalf("the latest lease's job placed %v; want one call", got)
+	}
+}
+
+// TestMaxLeased: no more than MaxLeased attempts are leased and undialed at
+// once, so a backlog stays in the database, not in the queue.
+func TestMaxLeased(t *testing.T) {
+	b := setup(t, Config{MaxLeased: 4})
+	b.schedule(t, 10)
+	if got := b.promote(t); len(got) != 4 {
+		t.Fatalf("Promote() with MaxLeased 4 and 10 due enqueued %d jobs; want 4", len(got))
+	}
+	if got := b.promote(t); len(got) != 0 {
+		t.Fatalf("Promote() again with 4 leased enqueued %d jobs; want 0", len(got))
+	}
+	js := b.queue.jobs
+	b.dial(t, js[:3])
+	if got := b.promote(t); len(got) != 3 {
+		t.Fatalf("Promote() after 3 of 4 dialed enqueued %d jobs; want 3", len(got))
+	}
+}
+
+// TestGiveUp: an attempt handed out MaxLeases times without a call is
+// failed, with the reason, instead of being handed out forever.
+func TestGiveUp(t *testing.T) {
+	b := setup(t, Config{MaxLeases: 2})
+	b.schedule(t, 1)
+	for i := range 2 {
+		if got := b.promote(t); len(got) != 1 {
+			t.Fatalf("Promote() #%d enqueued %+v; want 1 job", i+1, got)
+		}
+		b.clock = b.clock.Add(DefaultDialLease)
+	}
+	if got := b.promote(t); len(got) != 0 {
+		t.Fatalf("Promote() past MaxLeases enqueued %+v; want nothing", got)
+	}
+	a, _, err := b.store.GetAttempt(t.Context(), b.queue.jobs[0].AttemptID)
+	must(t, err)
+	if a.State != schedule.Failed || !strings.Contains(a.Error, "not dialed after 2 tries") {
+		t.Errorf("attempt after MaxLeases: state %s, error %q; want failed, not dialed after 2 tries", a.State, a.Error)
+	}
+}
+
+func unique(xs []string) []string {
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	return slices.Compact(ys)
+}
+
+type recordingQueue struct{ jobs []jobs.Job }
+
+func (q *recordingQueue) Enqueue(_ context.Context, js []jobs.Job) error {
+	q.jobs = append(q.jobs, js...)
+	return nil
+}
+
+// recordingProvider accepts every call and records its destination.
+type recordingProvider struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (p *recordingProvider) Name() string { return "recording" }
+func (p *recordingProvider) Inventory(context.Context) ([]telephony.Number, error) {
+	return nil, nil
+}
+func (p *recordingProvider) Purchase(context.Context, string) error { return nil }
+func (p *recordingProvider) Release(context.Context, string) error  { return nil }
+func (p *recordingProvider) Place(_ context.Context, req telephony.PlaceRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, req.To)
+	return nil
+}
+func (p *recordingProvider) Hangup(context.Context, string) error { return nil }
+func (p *recordingProvider) Close() error                         { return nil }
+
+func (p *recordingProvider) placed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.calls)
+}
