@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-short vet fmt bench-api bench-gateway bench-voice fuzz clean
+.PHONY: help build build-native run test test-short vet fmt bench-api bench-gateway bench-voice bench-recovery fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -71,3 +71,6 @@ bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes do
 bench-voice: ## voice pipeline: platform share of a turn, concurrent audio calls by frame lateness, calls on the local engines; writes docs/benchmarks.md
 	@./scripts/ensure-deps.sh speech
 	CGO_ENABLED=1 $(GO) run -tags speech_native ./internal/bench/cmd/benchvoice -out docs/benchmarks.md
+
+bench-recovery: ## crash recovery of scheduled calls: SIGKILL a node holding dial jobs, restart it or keep a survivor (SQLite, PostgreSQL); writes docs/benchmarks.md
+	$(GO) run ./internal/bench/cmd/benchrecovery -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"switchboard/internal/nodetest"
+)
+
+var failpointBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildFailpoints builds the server with -tags failpoints once per run.
+func buildFailpoints(t *testing.T) string {
+	t.Helper()
+	failpointBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "switchboard-failpoints-")
+		if err != nil {
+			failpointBin.err = err
+			return
+		}
+		mod, err := nodetest.ModuleDir()
+		if err != nil {
+			failpointBin.err = err
+			return
+		}
+		failpointBin.path, failpointBin.err = nodetest.Build(context.Background(), mod, dir, "failpoints")
+	})
+	if failpointBin.err != nil {
+		t.Fatal(failpointBin.err)
+	}
+	return failpointBin.path
+}
+
+// TestMain removes the failpoint binary after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if failpointBin.path != "" {
+		os.RemoveAll(filepath.Dir(failpointBin.path))
+	}
+	os.Exit(code)
+}
+
+// TestKillRecovery: a node killed with SIGKILL while it holds the dial jobs
+// of due scheduled attempts (River marks them running; the attempts are
+// undialed) loses none of them and doubles none. Restarted, the node dials
+// every one within 60 s of its restart; with a second node running beside
+// it on PostgreSQL, the survivor dials them within 60 s of the kill, with
+// no restart. (Before attempts carried their own dial lease, they waited
+// for River's rescuer: an hour.) The figures for larger runs are
+// `make bench-recovery`'s, in docs/benchmarks.md.
+func TestKillRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real server processes and waits for a dial lease to run out (~30 s)")
+	}
+	bin := buildFailpoints(t)
+	type testCase struct {
+		name     string
+		db       func(t *testing.T) string
+		survivor bool
+	}
+	cases := []testCase{
+		{"sqlite/restart", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "sb.db") }, false},
+	}
+	if base := os.Getenv("SWITCHBOARD_TEST_POSTGRES"); base != "" {
+		pg := func(t *testing.T) string {
+			u, drop, err := nodetest.CreatePostgres(t.Context(), base, "sbkill_")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(drop)
+			return u
+		}
+		cases = append(cases, testCase{"postgres/restart", pg, false}, testCase{"postgres/survivor", pg, true})
+	}
+	// The cases mostly wait for a lease to run out: run them all at once,
+	// whatever -parallel allows (t.Run may be called from several goroutines).
+	var wg sync.WaitGroup
+	for _, tc := range cases {
+		wg.Go(func() {
+			t.Run(tc.name, func(t *testing.T) {
+				r := nodetest.Recovery{Bin: bin, DB: tc.db(t), LogDir: t.TempDir(), Attempts: 20, Survivor: tc.survivor,
+					RestartAfter: 2 * time.Second, Wait: 90 * time.Second, Logf: t.Logf}
+				t.Cleanup(func() {
+					if t.Failed() {
+						t.Log(nodetest.Logs(r.LogDir, 3000))
+					}
+				})
+				res, err := nodetest.RunRecovery(t.Context(), r)
+				if err != nil {
+					t.Fatalf("RunRecovery(%s): %v", tc.name, err)
+				}
+				if res.Stranded != r.Attempts {
+					t.Errorf("RunRecovery(%s): %d dial jobs were running on the killed node; want all %d (the scenario did not strand them)", tc.name, res.Stranded, r.Attempts)
+				}
+				if res.Lost != 0 || res.Doubled != 0 {
+					t.Errorf("RunRecovery(%s): %d attempts lost, %d doubled; want 0 and 0", tc.name, res.Lost, res.Doubled)
+				}
+				if res.Recovery > 60*time.Second {
+					t.Errorf("RunRecovery(%s): last stranded attempt dialed %v after the %s; want within 60 s", tc.name, res.Recovery, map[bool]string{true: "kill", false: "restart"}[tc.survivor])
+				}
+			})
+		})
+	}
+	wg.Wait()
+}
