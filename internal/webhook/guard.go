@@ -44,7 +44,9 @@ var _ Resolver = (*net.Resolver)(nil)
 // It refuses URLs that are not http(s), that carry credentials, or whose host
 // is or resolves to a loopback, private (RFC 1918, fc00::/7), link-local,
 // unspecified, multicast, carrier-grade NAT (100.64.0.0/10), reserved or
-// cloud-metadata address. The zero Guard is the safe one.
+// cloud-metadata address, or to an IPv6 address that carries such an IPv4
+// address (NAT64, 6to4, Teredo, SIIT; see embeddings). The zero Guard is the
+// safe one.
 type Guard struct {
 	// AllowPrivate turns the address checks off, for self-hosted installs
 	// whose receivers live on the same private network (and for tests). The
@@ -210,12 +212,75 @@ var (
 	cgnat       = netip.MustParsePrefix("100.64.0.0/10") // RFC 6598 shared address space
 	reserved4   = netip.MustParsePrefix("240.0.0.0/4")   // RFC 1112 reserved, incl. broadcast
 	siteLocal6  = netip.MustParsePrefix("fec0::/10")     // deprecated site-local, still routed internally
-	nat64       = netip.MustParsePrefix("64:ff9b::/96")  // RFC 6052: reaches the embedded IPv4 address
 	metadata    = []netip.Addr{
 		netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack instance metadata
 		netip.MustParseAddr("fd00:ec2::254"),   // AWS instance metadata over IPv6
 	}
 )
+
+// IPv6 addresses that carry an IPv4 address. A packet to one of them is
+// turned into an IPv4 packet to the embedded address by a translator or a
+// tunnel endpoint — a NAT64 gateway, a 6to4 or Teredo relay, or this host's
+// own tunnel interface — and when that translator sits in the server's
+// network, "[2002:7f00:1::1]" reaches 127.0.0.1 as surely as "127.0.0.1"
+// does. So each form is either judged by the IPv4 rules applied to the
+// address it carries, where the RFC fixes where that address is, or refused
+// outright, where it does not or where the prefix has no public use:
+//
+//   - 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052 §2.1): the IPv4
+//     address is the last 32 bits. Judged, not refused: on an IPv6-only host
+//     behind DNS64, every public name resolves to such an address.
+//   - 64:ff9b:1::/48, local-use NAT64 (RFC 8215): refused. Its operator
+//     chooses the prefix length and so where the IPv4 address sits (RFC 6052
+//     §2.2 allows six), and IANA marks the block not globally reachable.
+//   - ::/96, IPv4-compatible (RFC 4291 §2.5.5.1): refused; deprecated since
+//     2006, no receiver uses one, and some stacks still tunnel it to the IPv4
+//     address. (:: and ::1 are in it; they are refused first as unspecified
+//     and loopback.)
+//   - ::ffff:0:0/96, IPv4-translated (SIIT, RFC 2765 §2.1): the last 32
+//     bits. (IPv4-mapped ::ffff:0:0/96, RFC 4291 §2.5.5.2, is unmapped to
+//     plain IPv4 before any rule.)
+//   - 2002::/16, 6to4 (RFC 3056 §2): the IPv4 address is bits 16-47.
+//   - 2001::/32, Teredo (RFC 4380 §4): the server's IPv4 address is bits
+//     32-63 and the client's is the last 32 bits, inverted (XOR 0xffffffff);
+//     both must pass, since a relay talks to the server and a Teredo client
+//     on this host sends to the client's address directly.
+//
+// Not here: ISATAP interface identifiers (RFC 5214) carry an IPv4 address
+// too, but it is reached only inside the network the prefix routes to, so
+// under a public prefix it is someone else's network, not the server's.
+var embeddings = []struct {
+	prefix netip.Prefix
+	name   string
+	// v4 extracts the embedded addresses, labeled; nil refuses the prefix.
+	v4 func(b [16]byte) []labeledV4
+	// refusal is the reason given when v4 is nil.
+	refusal string
+}{
+	{prefix: netip.MustParsePrefix("64:ff9b::/96"), name: "NAT64", v4: last32},
+	{prefix: netip.MustParsePrefix("64:ff9b:1::/48"), refusal: "a local-use NAT64 address (64:ff9b:1::/48, RFC 8215)"},
+	{prefix: netip.MustParsePrefix("::/96"), refusal: "a deprecated IPv4-compatible address (::/96, RFC 4291)"},
+	{prefix: netip.MustParsePrefix("::ffff:0:0:0/96"), name: "SIIT", v4: last32},
+	{prefix: netip.MustParsePrefix("2002::/16"), name: "6to4", v4: func(b [16]byte) []labeledV4 {
+		return []labeledV4{{"", netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})}}
+	}},
+	{prefix: netip.MustParsePrefix("2001::/32"), name: "Teredo", v4: func(b [16]byte) []labeledV4 {
+		return []labeledV4{
+			{"server ", netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]})},
+			{"client ", netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})},
+		}
+	}},
+}
+
+// labeledV4 is an embedded IPv4 address and which one it is ("client ").
+type labeledV4 struct {
+	label string
+	addr  netip.Addr
+}
+
+func last32(b [16]byte) []labeledV4 {
+	return []labeledV4{{"", netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})}}
+}
 
 // blockReason says which forbidden kind of address a is, or "" if it is an
 // ordinary public address. Reasons read after "is": "10.0.0.1 is a private
@@ -249,12 +314,23 @@ func blockReason(a netip.Addr) string {
 		return "a reserved address (240.0.0.0/4)"
 	case siteLocal6.Contains(a):
 		return "a site-local address (fec0::/10)"
-	case nat64.Contains(a):
-		b := a.As16()
-		v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		if r := blockReason(v4); r != "" {
-			return r + " via NAT64 (" + v4.String() + ")"
+	}
+	if a.Is4() {
+		return ""
+	}
+	for _, e := range embeddings {
+		if !e.prefix.Contains(a) {
+			continue
 		}
+		if e.v4 == nil {
+			return e.refusal
+		}
+		for _, v4 := range e.v4(a.As16()) {
+			if r := blockReason(v4.addr); r != "" {
+				return r + " via " + e.name + " (" + v4.label + v4.addr.String() + ")"
+			}
+		}
+		return ""
 	}
 	return ""
 }

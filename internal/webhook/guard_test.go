@@ -31,14 +31,17 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 var testDNS = fakeResolver{
-	"hooks.example.com":    {"93.184.216.34"},
-	"v6.example.com":       {"2606:2800:220:1:248:1893:25c8:1946"},
-	"internal.example.com": {"10.0.0.5"},
-	"metadata.example.com": {"169.254.169.254"},
-	"mixed.example.com":    {"93.184.216.34", "127.0.0.1"},
-	"empty.example.com":    {},
-	"localhost":            {"127.0.0.1", "::1"},
-	"receiver.test":        {"127.0.0.1"},
+	"hooks.example.com":      {"93.184.216.34"},
+	"v6.example.com":         {"2606:2800:220:1:248:1893:25c8:1946"},
+	"internal.example.com":   {"10.0.0.5"},
+	"metadata.example.com":   {"169.254.169.254"},
+	"mixed.example.com":      {"93.184.216.34", "127.0.0.1"},
+	"empty.example.com":      {},
+	"localhost":              {"127.0.0.1", "::1"},
+	"receiver.test":          {"127.0.0.1"},
+	"sixtofour.example.com":  {"2606:4700:4700::1111", "2002:7f00:1::1"},
+	"nat64local.example.com": {"64:ff9b:1::a00:1"},
+	"compat.example.com":     {"::10.0.0.1"},
 }
 
 func TestGuardCheckURL(t *testing.T) {
@@ -95,6 +98,36 @@ func TestGuardCheckURL(t *testing.T) {
 		{"http://[64:ff9b::7f00:1]/", false, "loopback address via NAT64"},
 		{"http://[64:ff9b::5db8:d822]/", false, ok}, // NAT64 of 93.184.216.34
 
+		// IPv6 forms that embed an IPv4 address: the embedded address is
+		// judged by the IPv4 rules, or the whole prefix is refused.
+		{"http://[::127.0.0.1]/", false, "IPv4-compatible"},
+		{"http://[::7f00:1]/", false, "IPv4-compatible"},
+		{"http://[::10.0.0.1]/", false, "IPv4-compatible"},
+		{"http://[::93.184.216.34]/", false, "IPv4-compatible"}, // deprecated (RFC 4291): refused whatever it embeds
+		{"http://[64:ff9b:1::7f00:1]/", false, "local-use NAT64"},
+		{"http://[64:ff9b:1:7f00:1::]/", false, "local-use NAT64"},   // the /48 embedding of RFC 6052
+		{"http://[64:ff9b:1::5db8:d822]/", false, "local-use NAT64"}, // not globally reachable (RFC 8215)
+		{"http://[64:ff9b::a9fe:a9fe]/", false, "cloud metadata address via NAT64 (169.254.169.254)"},
+		{"http://[2002:7f00:1::1]/", false, "loopback address via 6to4 (127.0.0.1)"},
+		{"http://[2002:a9fe:a9fe::1]/", false, "cloud metadata address via 6to4 (169.254.169.254)"},
+		{"http://[2002:a00:1:5::1]/", false, "private address (RFC 1918) via 6to4 (10.0.0.1)"},
+		{"http://[2002:6440:1::1]/", false, "carrier-grade NAT address (100.64.0.0/10) via 6to4"},
+		{"http://[2002:5db8:d822::1]/", false, ok}, // 6to4 of 93.184.216.34
+		{"http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/", false, "private address (RFC 1918) via Teredo (client 10.0.0.1)"},
+		{"http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", false, "loopback address via Teredo (client 127.0.0.1)"},
+		{"http://[2001:0:4136:e378:8000:63bf:5601:5601]/", false, "cloud metadata address via Teredo (client 169.254.169.254)"},
+		{"http://[2001:0:a00:1:8000:63bf:a247:27dd]/", false, "private address (RFC 1918) via Teredo (server 10.0.0.1)"},
+		{"http://[2001:0:4136:e378:8000:63bf:a247:27dd]/", false, ok}, // Teredo: server 65.54.227.120, client 93.184.216.34
+		{"http://[::ffff:0:127.0.0.1]/", false, "loopback address via SIIT (127.0.0.1)"},
+		{"http://[::ffff:0:5db8:d822]/", false, ok},
+		{"http://[2606:4700:4700::1111]/", false, ok}, // public IPv6 stays allowed
+		{"http://[2001:4860:4860::8888]/", false, ok}, // 2001:4860::/32 is not Teredo (2001::/32)
+		{"http://[2001:db8:7f00:1::1]/", false, ok},   // not 6to4
+		{"http://[2003:7f00:1::1]/", false, ok},       // not 6to4
+		{"https://sixtofour.example.com/", false, `resolves to 2002:7f00:1::1, a loopback address via 6to4`},
+		{"https://nat64local.example.com/", false, "local-use NAT64"},
+		{"https://compat.example.com/", false, "IPv4-compatible"},
+
 		// Forbidden addresses behind names.
 		{"https://internal.example.com/", false, `"internal.example.com" resolves to 10.0.0.5, a private address`},
 		{"https://metadata.example.com/", false, "cloud metadata"},
@@ -132,6 +165,10 @@ func TestGuardCheckURL(t *testing.T) {
 		{"http://169.254.169.254/", true, ok},
 		{"http://localhost:8080/", true, ok},
 		{"https://internal.example.com/", true, ok},
+		{"http://[::127.0.0.1]/", true, ok},
+		{"http://[64:ff9b:1::7f00:1]/", true, ok},
+		{"http://[2002:7f00:1::1]/", true, ok},
+		{"https://sixtofour.example.com/", true, ok},
 		{"ftp://10.0.0.1/", true, "not ftp://"},
 		{"http://user:pass@10.0.0.1/", true, "credentials"},
 	}
@@ -281,4 +318,57 @@ func TestTransportUsesNoProxy(t *testing.T) {
 	if tr := (Guard{}).Transport(); tr.Proxy != nil {
 		t.Errorf("Guard{}.Transport().Proxy is set; a proxy would connect on the guard's behalf, want nil")
 	}
+}
+
+// TestTransportRefusesEmbeddedIPv4 shows the dialer refuses, at connect
+// time, the IPv6 forms that carry a loopback or private IPv4 address, when a
+// name resolves to one after registration.
+func TestTransportRefusesEmbeddedIPv4(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{
+		"::127.0.0.1",                          // IPv4-compatible
+		"64:ff9b::7f00:1",                      // NAT64, RFC 6052
+		"64:ff9b:1::7f00:1",                    // local-use NAT64, RFC 8215
+		"2002:7f00:1::1",                       // 6to4, RFC 3056
+		"2002:a9fe:a9fe::1",                    // 6to4 of the metadata address
+		"2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+		"::ffff:0:a00:1",                       // SIIT, 10.0.0.1
+	} {
+		t.Run(addr, func(t *testing.T) {
+			t.Parallel()
+			g := Guard{Resolver: &rebindingToResolver{addr: netip.MustParseAddr(addr)}}
+			target := "http://rebind.example.com:8080/hook"
+			if err := g.CheckURL(context.Background(), target); err != nil {
+				t.Fatalf("CheckURL(%q) at registration = %v, want nil (first answer is public)", target, err)
+			}
+			resp, err := (&http.Client{Transport: g.Transport()}).Get(target)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("GET %s after rebinding to %s = %s, want refusal", target, addr, resp.Status)
+			}
+			if !errors.Is(err, ErrUnsafeURL) {
+				t.Errorf("GET %s after rebinding to %s: error %v, want ErrUnsafeURL", target, addr, err)
+			}
+			if err := g.CheckAddr(netip.MustParseAddr(addr)); !errors.Is(err, ErrUnsafeURL) {
+				t.Errorf("Guard{}.CheckAddr(%s) = %v, want ErrUnsafeURL", addr, err)
+			}
+		})
+	}
+}
+
+// rebindingToResolver answers a public address first and addr afterwards.
+type rebindingToResolver struct {
+	addr  netip.Addr
+	mu    sync.Mutex
+	calls int
+}
+
+func (r *rebindingToResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.calls == 1 {
+		return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+	}
+	return []netip.Addr{r.addr}, nil
 }
