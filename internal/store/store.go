@@ -271,8 +271,16 @@ type Delivery struct {
 	Type      string
 	Attempt   int
 	Status    int
-	Response  string
-	Error     string
-	Duration  time.Duration
-	At        time.Time
+	// Response and Error come from the receiver (its answer, its status
+	// line), so they may hold any bytes. RecordDelivery stores them as text
+	// whatever they hold, which PostgreSQL's TEXT would otherwise refuse:
+	// each NUL and each byte of invalid UTF-8 becomes U+FFFD, and each is
+	// cut to MaxDeliveryText bytes at a rune boundary.
+	Response string
+	Error    string
+	Duration time.Duration
+	At       time.Time
 }
+
+// MaxDeliveryText bounds a stored Delivery's Response and Error, in bytes.
+const MaxDeliveryText = 8 << 10

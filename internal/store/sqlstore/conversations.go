@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
@@ -318,18 +320,42 @@ func (s *Store) skipLockedOf(table string) string {
 	return ""
 }
 
-// RecordDelivery logs an attempt and moves the message on.
+// RecordDelivery logs an attempt and moves the message on. The receiver's
+// answer and error are stored as text whatever bytes they hold (see
+// store.Delivery), so a receiver cannot make the record fail on PostgreSQL.
 func (s *Store) RecordDelivery(ctx context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.exec(ctx, tx, `INSERT INTO webhook_deliveries (id, org_id, webhook_id, message_id, attempt, status, response, error, duration_ms, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			d.ID, m.OrgID, m.WebhookID, m.ID, d.Attempt, d.Status, d.Response, d.Error, d.Duration.Milliseconds(), ms(d.At)); err != nil {
+			d.ID, m.OrgID, m.WebhookID, m.ID, d.Attempt, d.Status, deliveryText(d.Response), deliveryText(d.Error), d.Duration.Milliseconds(), ms(d.At)); err != nil {
 			return err
 		}
 		_, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, attempts = ?, next_at = ?, locked_until = 0, last_status = ?, updated_at = ? WHERE id = ?`,
 			state, d.Attempt, ms(next), d.Status, ms(d.At), m.ID)
 		return err
 	})
+}
+
+// deliveryText makes s storable as TEXT on both databases: each NUL and each
+// byte of invalid UTF-8 (PostgreSQL refuses both) becomes U+FFFD, and the
+// result is cut to store.MaxDeliveryText bytes at a rune boundary.
+func deliveryText(s string) string {
+	if len(s) <= store.MaxDeliveryText && utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s) // (RuneError, 1) for each invalid byte
+		s = s[n:]
+		if r == 0 {
+			r = utf8.RuneError
+		}
+		if b.Len()+utf8.RuneLen(r) > store.MaxDeliveryText {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // ListDeliveries lists an endpoint's delivery attempts, newest first.

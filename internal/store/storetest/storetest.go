@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Lifecycle", testLifecycle},
 		{"Schedules", testSchedules},
 		{"Idempotency", testIdempotency},
+		{"DeliveryLog", testDeliveryLog},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
