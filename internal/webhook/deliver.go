@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"switchboard/internal/id"
 )
@@ -25,9 +23,6 @@ const (
 	// UserAgent identifies Switchboard's deliveries in receivers' logs and
 	// firewalls; the version changes only if the wire format does.
 	UserAgent = "Switchboard-Webhooks/1"
-
-	maxResponseRead = 64 << 10 // read this much so small answers free the connection for reuse
-	maxResponseKept = 2 << 10  // keep this much in the delivery log
 )
 
 // Message is one event to deliver to one endpoint. ID and Body stay the same
@@ -87,8 +82,11 @@ func validEventType(s string) bool {
 type Result struct {
 	// Status is the HTTP status answered, 0 if none was.
 	Status int
-	// Body is the start of the answer (at most 2 KiB, valid UTF-8), enough
-	// for the user to see the receiver's error.
+	// Body is the answer as the delivery log shows it (see excerpt): its
+	// first 2 KiB as printable text, a summary of a binary answer, or a note
+	// on an encoding that could not be decoded. Like Err, it is valid UTF-8
+	// with no control characters but newline and tab, whatever the receiver
+	// sent, so it can be stored and shown as it is.
 	Body string
 	// Duration is from sending the request to reading the answer.
 	Duration time.Duration
@@ -123,6 +121,14 @@ var defaultClient = sync.OnceValue(func() *http.Client {
 // never retries; the caller records the Result and asks Backoff when to try
 // again.
 func (s *Sender) Deliver(ctx context.Context, endpoint string, secrets []string, m Message) Result {
+	r := s.deliver(ctx, endpoint, secrets, m)
+	// The status line, a Location header and some transport errors quote
+	// the receiver.
+	r.Err = printable(r.Err, maxErrKept)
+	return r
+}
+
+func (s *Sender) deliver(ctx context.Context, endpoint string, secrets []string, m Message) Result {
 	start := time.Now()
 	sig, err := SignAll(secrets, m.ID, start, m.Body)
 	if err != nil {
@@ -141,6 +147,10 @@ func (s *Sender) Deliver(ctx context.Context, endpoint string, secrets []string,
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
+	// Only an excerpt of the answer is kept: compression saves nothing, and
+	// setting the header keeps the transport from decoding on its own
+	// (readAnswer decodes a gzip answer sent anyway, bounded).
+	req.Header.Set("Accept-Encoding", "identity")
 	req.Header.Set(HeaderID, m.ID)
 	req.Header.Set(HeaderTimestamp, fmt.Sprint(start.Unix()))
 	req.Header.Set(HeaderSignature, sig)
@@ -157,15 +167,15 @@ func (s *Sender) Deliver(ctx context.Context, endpoint string, secrets []string,
 		return Result{Duration: time.Since(start), Err: describe(ctx, err, timeout)}
 	}
 	defer resp.Body.Close()
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseRead))
-	r := Result{Status: resp.StatusCode, Body: head(data), Duration: time.Since(start)}
+	answer, readErr := readAnswer(resp)
+	r := Result{Status: resp.StatusCode, Body: answer, Duration: time.Since(start)}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		// The receiver has accepted the message; a body cut short does not
 		// change that.
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		r.Err = fmt.Sprintf("endpoint answered %s redirecting to %q; redirects are not followed, update the endpoint URL",
-			resp.Status, head([]byte(resp.Header.Get("Location"))))
+		r.Err = fmt.Sprintf(`endpoint answered %s redirecting to "%s"; redirects are not followed, update the endpoint URL`,
+			resp.Status, printable(resp.Header.Get("Location"), 512))
 	default:
 		r.Err = "endpoint answered " + resp.Status
 		if readErr != nil {
@@ -200,20 +210,4 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// head returns at most maxResponseKept bytes of b, cut at a rune boundary
-// and with invalid UTF-8 replaced, so it can be stored and shown as text.
-func head(b []byte) string {
-	if len(b) > maxResponseKept {
-		b = b[:maxResponseKept]
-		i := len(b) - 1
-		for i > 0 && len(b)-i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
-			i--
-		}
-		if !utf8.FullRune(b[i:]) {
-			b = b[:i] // drop the rune the cut split
-		}
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

@@ -1,15 +1,21 @@
 package webhook
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -256,5 +262,174 @@ func TestNewMessage(t *testing.T) {
 	}
 	if _, err := NewMessage("call.ended", at, func() {}); err == nil {
 		t.Errorf("NewMessage(unencodable data) error = nil, want error")
+	}
+}
+
+// gzipped compresses b.
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestDeliverAnswerExcerpt: the delivery log shows what a receiver answered
+// as printable text, whatever bytes the answer holds, so an integrator can
+// read it and the store can keep it.
+func TestDeliverAnswerExcerpt(t *testing.T) {
+	t.Parallel()
+	random := make([]byte, 4096)
+	rand.NewChaCha8([32]byte{1, 2, 3}).Read(random)
+	tests := []struct {
+		name     string
+		header   map[string]string
+		body     []byte
+		want     string // the whole excerpt, or with wantPrefix its start
+		isPrefix bool
+	}{
+		{"text", nil, []byte("ok"), "ok", false},
+		{"empty", nil, nil, "", false},
+		{"json with newlines and tabs", nil, []byte("{\n\t\"ok\": true\n}\n"), "{\n\t\"ok\": true\n}\n", false},
+		{"NUL in text", nil, []byte("accepted\x00id=42"), `accepted\x00id=42`, false},
+		{"invalid UTF-8", nil, []byte("re\xe7u \xff ok"), `re\xe7u \xff ok`, false},
+		{"lone surrogate", nil, []byte("a\xed\xa0\x80b"), `a\xed\xa0\x80b`, false},
+		{"terminal escape", nil, []byte("\x1b[31mred\x1b[0m"), `\x1b[31mred\x1b[0m`, false},
+		{"CRLF lines", nil, []byte("line one\r\nline two\rover"), "line one\nline two\\x0dover", false},
+		{"C1 control and DEL", nil, []byte("a\u0085b\x7fc é €"), `a\u0085b\x7fc é €`, false},
+		{"replacement character kept", nil, []byte("a\uFFFDb"), "a\uFFFDb", false},
+		{"binary", map[string]string{"Content-Type": "application/octet-stream"}, random,
+			fmt.Sprintf("<binary answer: 4096 bytes, application/octet-stream, starting % x …>", random[:16]), false},
+		{"short binary", nil, []byte("ok\x00\x01\x02\xff"), `ok\x00\x01\x02\xff`, false}, // under 32 bytes: shown escaped
+		{"binary without Content-Type", map[string]string{"Content-Type": ""}, random[:32],
+			fmt.Sprintf("<binary answer: 32 bytes, starting % x …>", random[:16]), false},
+		{"endless binary", nil, bytes.Repeat(random, 20),
+			fmt.Sprintf("<binary answer: more than 65536 bytes, application/octet-stream, starting % x …>", random[:16]), false},
+		{"gzip text", map[string]string{"Content-Encoding": "gzip"}, gzipped(t, []byte(`{"received":true}`)), `{"received":true}`, false},
+		{"x-gzip text", map[string]string{"Content-Encoding": "x-gzip"}, gzipped(t, []byte("thanks")), "thanks", false},
+		{"gzip binary", map[string]string{"Content-Encoding": "gzip", "Content-Type": "image/png"}, gzipped(t, random[:100]),
+			fmt.Sprintf("<binary answer: 100 bytes, image/png, starting % x …>", random[:16]), false},
+		{"corrupt gzip", map[string]string{"Content-Encoding": "gzip"}, []byte("not gzip at all"),
+			"<gzip answer that could not be decoded: gzip: invalid header>", false},
+		{"brotli", map[string]string{"Content-Encoding": "br"}, random[:300], "<br-encoded answer: 300 bytes, not decoded>", false},
+		{"hostile content type", map[string]string{"Content-Type": "x/\xff\xfe"}, random[:40],
+			fmt.Sprintf(`<binary answer: 40 bytes, x/\xff\xfe, starting % x …>`, random[:16]), false},
+		{"long text", nil, []byte(strings.Repeat("0123456789\x00", 10000)), strings.Repeat(`0123456789\x00`, 146) + "0123", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tt.header {
+					w.Header()[k] = []string{v}
+				}
+				w.Write(tt.body)
+			})
+			res := b.sender.Deliver(context.Background(), b.srv.URL, []string{NewSecret()}, b.msg)
+			if !res.OK() || res.Status != 200 {
+				t.Fatalf("Deliver(%s) = %+v, want OK with 200", tt.name, res)
+			}
+			if tt.isPrefix && !strings.HasPrefix(res.Body, tt.want) || !tt.isPrefix && res.Body != tt.want {
+				t.Errorf("Deliver(%s).Body = %q, want %q (prefix %v)", tt.name, res.Body, tt.want, tt.isPrefix)
+			}
+			checkPrintable(t, "Deliver("+tt.name+").Body", res.Body)
+		})
+	}
+}
+
+// checkPrintable fails unless s is what the delivery log may hold: valid
+// UTF-8, at most 2 KiB, no control character but newline and tab.
+func checkPrintable(t *testing.T, what, s string) {
+	t.Helper()
+	if !utf8.ValidString(s) || len(s) > 2048 {
+		t.Errorf("%s = %d bytes, valid UTF-8 %v; want valid UTF-8 of at most 2048 bytes", what, len(s), utf8.ValidString(s))
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			t.Errorf("%s contains control character %U: %q", what, r, s)
+			return
+		}
+	}
+}
+
+// TestDeliverAsksForNoCompression: deliveries ask for an uncompressed
+// answer, since only its first 2 KiB are kept.
+func TestDeliverAsksForNoCompression(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w http.ResponseWriter, r *http.Request) {})
+	if res := b.sender.Deliver(context.Background(), b.srv.URL, []string{NewSecret()}, b.msg); !res.OK() {
+		t.Fatalf("Deliver = %+v, want OK", res)
+	}
+	if got := (<-b.got).header.Get("Accept-Encoding"); got != "identity" {
+		t.Errorf("Deliver sent Accept-Encoding %q, want identity", got)
+	}
+}
+
+// TestDeliverGzipBombIsBounded: a 64 MiB answer compressed to a few tens of
+// kilobytes is read only as far as the log needs, never inflated whole.
+// It does not run in parallel, so that the allocation it measures is its own.
+func TestDeliverGzipBombIsBounded(t *testing.T) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for range 64 {
+		zw.Write(chunk)
+	}
+	zw.Close()
+	bomb := buf.Bytes()
+	b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(bomb)
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res := b.sender.Deliver(context.Background(), b.srv.URL, []string{NewSecret()}, b.msg)
+	runtime.ReadMemStats(&after)
+	if !res.OK() || res.Body != strings.Repeat("a", 2048) {
+		t.Errorf("Deliver(gzip bomb, %d bytes inflating to 64 MiB) = status %d, body %d bytes; want 200 with 2048 bytes of a", len(bomb), res.Status, len(res.Body))
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Errorf("Deliver(gzip bomb) allocated %d MiB, want far less than the 64 MiB it inflates to", grew>>20)
+	}
+}
+
+// TestDeliverHostileStatusLine: a receiver's status line and Location
+// header reach the log through Result.Err, printable as well.
+func TestDeliverHostileStatusLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, raw string
+		wantErr   string
+	}{
+		{"NUL and invalid UTF-8 in the reason", "HTTP/1.1 500 B\x00d \xff\r\nContent-Length: 2\r\n\r\nno",
+			`endpoint answered 500 B\x00d \xff`},
+		{"invalid UTF-8 in Location", "HTTP/1.1 302 Found\r\nLocation: http://x/\xff\xfe\r\nContent-Length: 0\r\n\r\n",
+			`redirecting to "http://x/\xff\xfe"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				conn, buf, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					t.Errorf("Hijack: %v", err)
+					return
+				}
+				defer conn.Close()
+				buf.WriteString(tt.raw)
+				buf.Flush()
+			})
+			res := b.sender.Deliver(context.Background(), b.srv.URL, []string{NewSecret()}, b.msg)
+			if res.OK() || !strings.Contains(res.Err, tt.wantErr) {
+				t.Errorf("Deliver(%s).Err = %q, want it to contain %q", tt.name, res.Err, tt.wantErr)
+			}
+			checkPrintable(t, "Deliver("+tt.name+").Err", res.Err)
+			checkPrintable(t, "Deliver("+tt.name+").Body", res.Body)
+		})
 	}
 }

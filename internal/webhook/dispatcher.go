@@ -94,9 +94,38 @@ func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now fun
 	rec := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 		Attempt: attempt, Status: res.Status, Response: res.Body, Error: res.Err, Duration: res.Duration, At: at}
 	if err := d.Store.RecordDelivery(ctx, m, rec, state, next); err != nil {
-		d.Log.Error("recording a webhook delivery failed", "message_id", m.ID, "err", err)
+		// The attempt happened: if its record is lost, the lease runs out
+		// and the message is sent again, every lease, for as long as the
+		// record keeps failing. Whatever the receiver's text did to the
+		// write, a record without it cannot fail the same way, so the
+		// message still moves on (delivered, retried by Backoff, failed).
+		// Should that fail too, the database itself is failing: the message
+		// is sent again after the lease, which at-least-once delivery
+		// allows (the receiver dedupes on webhook-id).
+		d.Log.Warn("recording a webhook delivery failed; recording it without the receiver's answer", "message_id", m.ID, "err", err)
+		rec.ID = id.New("dlv")
+		rec.Response = "<the answer could not be stored>"
+		rec.Error = asciiOnly(res.Err)
+		if !res.OK() && rec.Error == "" {
+			rec.Error = "the attempt failed"
+		}
+		if err := d.Store.RecordDelivery(ctx, m, rec, state, next); err != nil {
+			d.Log.Error("recording a webhook delivery failed; the message will be sent again when its lease ends", "message_id", m.ID, "err", err)
+		}
 	}
 	if !res.OK() {
 		d.Log.Info("webhook delivery failed", "message_id", m.ID, "webhook_id", m.WebhookID, "attempt", attempt, "status", res.Status, "next", state)
 	}
+}
+
+// asciiOnly keeps the printable ASCII of s, at most 200 bytes: text any
+// database stores.
+func asciiOnly(s string) string {
+	b := make([]byte, 0, min(len(s), 200))
+	for i := 0; i < len(s) && len(b) < cap(b); i++ {
+		if c := s[i]; c >= 0x20 && c < 0x7f {
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }

@@ -38,7 +38,11 @@
 //
 // [Sender.Deliver] makes one attempt: success is a 2xx answer within the
 // timeout; a redirect, any other status, or a network error is a failure, and
-// the caller schedules the next attempt with [Backoff]. Endpoint URLs are
+// the caller schedules the next attempt with [Backoff]. The receiver's answer
+// is read bounded (a gzip answer decoded, bounded too) and kept only as a
+// printable excerpt ([Result].Body), so no answer can keep the attempt from
+// being recorded; [Dispatcher] records an attempt without the answer if the
+// store still refuses it, so a message never loops on its lease. Endpoint URLs are
 // vetted by [Guard] when they are registered and again, for every resolved
 // address, when the delivery client connects, so a webhook cannot be aimed at
 // the server's own network (SSRF).
