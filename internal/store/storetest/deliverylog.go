@@ -33,7 +33,7 @@ func testDeliveryLog(t *testing.T, open Opener) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := open(t)
-			m, w := claimOne(t, s)
+			m, w := claimLogMessage(t, s)
 			d := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 				Attempt: 1, Status: 200, Response: tt.response, Error: tt.error, Duration: 12 * time.Millisecond, At: at(2 * time.Second)}
 			desc := fmt.Sprintf("RecordDelivery(response %q, error %q)", tt.response, tt.error)
@@ -60,7 +60,7 @@ func testDeliveryLog(t *testing.T, open Opener) {
 	t.Run("long answer", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		m, w := claimOne(t, s)
+		m, w := claimLogMessage(t, s)
 		long := strings.Repeat("é", 100_000) // 200 KB
 		d := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 			Attempt: 1, Status: 500, Response: long, Error: long, At: at(2 * time.Second)}
@@ -86,9 +86,9 @@ func testDeliveryLog(t *testing.T, open Opener) {
 	})
 }
 
-// claimOne stores an organization, an endpoint subscribed to call.ended and
+// claimLogMessage stores an organization, an endpoint subscribed to call.ended and
 // one call.ended event, and claims the message it queued.
-func claimOne(t *testing.T, s store.Store) (store.OutboxMessage, store.Webhook) {
+func claimLogMessage(t *testing.T, s store.Store) (store.OutboxMessage, store.Webhook) {
 	t.Helper()
 	o := mustOrg(t, s, "Hooks")
 	w := store.Webhook{ID: id.New("wh"), OrgID: o.ID, URL: "https://hooks.example.com/x", Events: []string{"call.ended"},
