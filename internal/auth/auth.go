@@ -113,8 +113,8 @@ func LookupID(key string) string {
 		return ""
 	}
 	lookup, secret, ok := strings.Cut(rest, "_")
-	if !ok || len(lookup) != 16 || len(secret) != 32 {
-		return ""
+	if !ok || len(lookup) != 16 || len(secret) != 32 || !id.Base32(lookup) {
+		return "" // not made by NewKey: no lookup (PostgreSQL refuses NUL and invalid UTF-8 in one)
 	}
 	return id.Key + "_" + lookup
 }

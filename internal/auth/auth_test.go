@@ -30,7 +30,9 @@ func TestNewKeyRoundTrip(t *testing.T) {
 }
 
 func TestLookupIDRejectsGarbage(t *testing.T) {
-	for _, in := range []string{"", "sbk_", "sbk_abc_def", "Bearer x", "sbk_aaaaaaaaaaaaaaaa_short"} {
+	for _, in := range []string{"", "sbk_", "sbk_abc_def", "Bearer x", "sbk_aaaaaaaaaaaaaaaa_short",
+		"sbk_" + strings.Repeat("\xff", 16) + "_" + strings.Repeat("a", 32), "sbk_aaaaaaaaaaaaaaa\x00_" + strings.Repeat("a", 32),
+		"sbk_AAAAAAAAAAAAAAAA_" + strings.Repeat("a", 32)} {
 		if got := LookupID(in); got != "" {
 			t.Errorf("LookupID(%q) = %q, want empty", in, got)
 		}

@@ -23,6 +23,8 @@ const (
 	Schedule  = "sch"
 	Attempt   = "att"
 	Webhook   = "wh"
+	Message   = "msg" // a webhook message (the outbox row every delivery attempt of an event shares)
+	Delivery  = "dlv" // one delivery attempt of a webhook message
 	Request   = "req"
 )
 
@@ -40,15 +42,20 @@ func Random(n int) string {
 	return enc.EncodeToString(b)
 }
 
-// Valid reports whether s looks like an id of the given prefix. Handlers use
-// it to answer 404 for garbage without a database round trip.
+// Valid reports whether s looks like an id of the given prefix: every id
+// the service has issued is prefix + "_" + 26 lowercase base32 characters.
+// Handlers use it to answer 404 for anything else without a database round
+// trip (PostgreSQL refuses NUL and invalid UTF-8 in a query; SQLite would
+// look such ids up).
 func Valid(prefix, s string) bool {
 	rest, ok := strings.CutPrefix(s, prefix+"_")
-	if !ok || len(rest) != 26 {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
+	return ok && len(rest) == 26 && Base32(rest)
+}
+
+// Base32 reports whether s is made only of the characters Random uses.
+func Base32(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
 			return false
 		}
