@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // FuzzRequests sends arbitrary bodies to every POST/PATCH route through the
 // real handler stack on a real SQLite store. No input may cause a 5xx or a
-// non-JSON answer, and a rejected request must change nothing.
+// non-JSON answer, a body with NUL or invalid UTF-8 is never accepted, and a
+// rejected request must change nothing.
 // `go test -fuzz FuzzRequests ./internal/app/` runs it; `make fuzz` for a short run.
 func FuzzRequests(f *testing.F) {
 	dir := f.TempDir()
@@ -56,6 +58,11 @@ func FuzzRequests(f *testing.F) {
 		`{"id":"` + pn + `","inboundAssistantId":"` + asst + `","message":"m"}`,
 		`{"name":"s","contacts_id":["ct_x"],"phone_id":"` + pn + `","dates":["` + due + `"],"timezone":"UTC"}`,
 		`{`, `[]`, `null`, `{"a":` + strings.Repeat("[", 5000), `{"name":"\ud800"}`, "\x00\xff", `{"name":1e999}`,
+		// Hostile text: NUL, invalid UTF-8, lone surrogates, repeated keys, not quite E.164.
+		`{"name":"a","name":"b"}`, `{"name":"a\u0000b"}`, "{\"name\":\"a\x00b\"}", "{\"name\":\"\xff\xfe\"}",
+		`{"contacts":[{"phoneNumber":"+14155551234","metadata":{"k\u0000":"\udc00"}}]}`,
+		"name,phoneNumber,notes\nA\x00,+14155551234,\xed\xa0\x80\n",
+		`{"phone_purchase_id":"pn_\u0000","phoneNumber":"++14155551234"}`, `{"id":"` + pn + `x","message":"\ud83d\ude00"}`,
 	}
 	for i := range routes {
 		for _, s := range seeds {
@@ -78,6 +85,11 @@ func FuzzRequests(f *testing.F) {
 		var env map[string]any
 		if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || env["status"] == nil {
 			t.Fatalf("%s %s %q answered non-envelope %q", method, path, body, w.Body.String())
+		}
+		if (!utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0) && w.Code < 400 {
+			// NUL and invalid UTF-8 are refused wherever they are (text.go):
+			// no store keeps them, and PostgreSQL would answer 500.
+			t.Fatalf("%s %s %q = %d, want a 4xx for a body with NUL or invalid UTF-8: %s", method, path, body, w.Code, w.Body.String())
 		}
 		if w.Code >= 400 {
 			if after := counts(t, do); after != before {

@@ -216,7 +216,11 @@ func (s *Server) listAssistants(ctx context.Context, r *request) (response, erro
 }
 
 func (s *Server) getAssistant(ctx context.Context, r *request) (response, error) {
-	a, err := s.store.GetAssistant(ctx, r.orgID, r.PathValue("id"))
+	aid, err := pathID(r, "id", id.Assistant, "assistant")
+	if err != nil {
+		return response{}, err
+	}
+	a, err := s.store.GetAssistant(ctx, r.orgID, aid)
 	if err != nil {
 		return response{}, err
 	}
@@ -228,7 +232,11 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 	if err != nil {
 		return response{}, err
 	}
-	a, err := s.store.GetAssistant(ctx, r.orgID, r.PathValue("id"))
+	aid, err := pathID(r, "id", id.Assistant, "assistant")
+	if err != nil {
+		return response{}, err
+	}
+	a, err := s.store.GetAssistant(ctx, r.orgID, aid)
 	if err != nil {
 		return response{}, err
 	}
@@ -251,7 +259,11 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 }
 
 func (s *Server) deleteAssistant(ctx context.Context, r *request) (response, error) {
-	if err := s.store.DeleteAssistant(ctx, r.orgID, r.PathValue("id")); err != nil {
+	aid, err := pathID(r, "id", id.Assistant, "assistant")
+	if err != nil {
+		return response{}, err
+	}
+	if err := s.store.DeleteAssistant(ctx, r.orgID, aid); err != nil {
 		return response{}, err
 	}
 	return ok(http.StatusOK, "assistant deleted", nil), nil

@@ -63,6 +63,10 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 	if typ != "" && typ != string(call.Web) {
 		o.errs.Add("type", "unsupported type %q: only web is accepted here; place phone calls with POST /v1/calls/phone/initiate", typ)
 	}
+	if assistantID != "" && !id.Valid(id.Assistant, assistantID) {
+		// The contract has no 404 here: an unknown assistant is a 400 (callctl).
+		o.errs.Add("assistantId", "assistant not found")
+	}
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
 	}
@@ -112,9 +116,14 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
 	}
+	var unknown unknownIDs
+	unknown.check("phone_purchase_id", pid, id.Purchase, "phone purchase")
+	if err := unknown.err(); err != nil {
+		return response{}, err
+	}
 	c, err := s.calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: r.orgID, PurchaseID: pid, To: to, Provider: provider})
 	if err != nil {
-		return response{}, err
+		return response{}, onField(err, "phone_purchase_id")
 	}
 	resp := ok(http.StatusCreated, "phone call initiated", viewCall(c))
 	resp.body.CallID = c.ID
@@ -123,9 +132,9 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 
 // ownCall reads the path's call, 404 for ids that cannot exist.
 func (s *Server) ownCall(ctx context.Context, r *request) (call.Call, error) {
-	cid := r.PathValue("id")
-	if !id.Valid(id.Call, cid) {
-		return call.Call{}, apperr.NotFoundf("call not found")
+	cid, err := pathID(r, "id", id.Call, "call")
+	if err != nil {
+		return call.Call{}, err
 	}
 	return s.store.GetCall(ctx, r.orgID, cid)
 }

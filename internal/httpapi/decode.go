@@ -21,9 +21,17 @@ type object struct {
 }
 
 // parseObject parses body as a JSON object. A body that is not a JSON
-// object is one error on the field "body".
+// object is one error on the field "body"; text the service does not keep
+// (NUL, invalid UTF-8, lone surrogates) and repeated keys are an error on
+// each field that has them (text.go), before anything is decoded.
 func parseObject(body []byte) (*object, error) {
 	var errs apperr.Fields
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+		checkJSONText(t, &errs)
+		if len(errs) > 0 {
+			return nil, errs.Err()
+		}
+	}
 	o := newObject("", body, "body", &errs)
 	if o == nil {
 		return nil, errs.Err()

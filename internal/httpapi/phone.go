@@ -106,7 +106,10 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 }
 
 func (s *Server) releasePurchase(ctx context.Context, r *request) (response, error) {
-	pid := r.PathValue("id")
+	pid, err := pathID(r, "id", id.Purchase, "phone purchase")
+	if err != nil {
+		return response{}, err
+	}
 	p, err := s.store.GetPurchase(ctx, r.orgID, pid)
 	if err != nil {
 		return response{}, err
@@ -128,7 +131,11 @@ func (s *Server) listContacts(ctx context.Context, r *request) (response, error)
 	if err := q.errs.Err(); err != nil {
 		return response{}, err
 	}
-	cs, total, err := s.store.ListContacts(ctx, r.orgID, r.PathValue("id"), pg)
+	pid, err := pathID(r, "id", id.Purchase, "phone purchase")
+	if err != nil {
+		return response{}, err
+	}
+	cs, total, err := s.store.ListContacts(ctx, r.orgID, pid, pg)
 	if err != nil {
 		return response{}, err
 	}
@@ -149,14 +156,16 @@ type contactsAdded struct {
 }
 
 func (s *Server) addContacts(ctx context.Context, r *request) (response, error) {
-	pid := r.PathValue("id")
+	pid, err := pathID(r, "id", id.Purchase, "phone purchase")
+	if err != nil {
+		return response{}, err
+	}
 	if _, err := s.store.GetPurchase(ctx, r.orgID, pid); err != nil {
 		return response{}, err
 	}
 	var (
 		cs     []phone.Contact
 		fields []string // the name of each contact in errors
-		err    error
 	)
 	if r.csv {
 		cs, fields, err = contactsFromCSV(r.body)
@@ -257,9 +266,14 @@ func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
 		return nil, nil, apperr.Invalidf("body", "must be CSV with a header row naming the columns (name, phoneNumber, timezone, …): %v", err)
 	}
 	col := map[string]int{}
+	names := make([]string, len(header)) // each column's name in errors
 	var errs apperr.Fields
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if p := textProblem(h); p != "" {
+			errs.Add("header", "column %d %s", i+1, p)
+			h = strings.ToValidUTF8(strings.ReplaceAll(h, "\x00", "\uFFFD"), "\uFFFD")
+		}
 		key := strings.ToLower(strings.NewReplacer("_", "", " ", "", "-", "").Replace(h))
 		switch key {
 		case "phonenumber", "phone", "number":
@@ -272,6 +286,7 @@ func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
 			errs.Add("header", "column %q appears twice", h)
 		}
 		col[key] = i
+		names[i] = strings.TrimPrefix(key, "meta:")
 	}
 	if _, ok := col["phoneNumber"]; !ok {
 		errs.Add("header", "needs a phoneNumber column")
@@ -292,6 +307,13 @@ func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
 			errs.Add("body", "must hold at most %d contacts per request", MaxContactsPerRequest)
 			break
 		}
+		field := fmt.Sprintf("rows[%d].", row)
+		for i, v := range rec {
+			if p := textProblem(v); p != "" && i < len(names) {
+				errs.Add(field+names[i], "%s", p)
+				rec[i] = "" // reported: no second error on the same cell
+			}
+		}
 		get := func(k string) string {
 			if i, ok := col[k]; ok && i < len(rec) {
 				return strings.TrimSpace(rec[i])
@@ -306,7 +328,6 @@ func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
 		}
 		mb, _ := json.Marshal(meta)
 		c := phone.Contact{Name: get("name"), PhoneNumber: get("phoneNumber"), Timezone: get("timezone"), Metadata: mb}
-		field := fmt.Sprintf("rows[%d].", row)
 		checkContact(&c, field, &errs)
 		cs = append(cs, c)
 		fields = append(fields, field+"phoneNumber")
@@ -321,7 +342,15 @@ func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
 }
 
 func (s *Server) deleteContact(ctx context.Context, r *request) (response, error) {
-	if err := s.store.DeleteContact(ctx, r.orgID, r.PathValue("id"), r.PathValue("contactId")); err != nil {
+	pid, err := pathID(r, "id", id.Purchase, "phone purchase")
+	if err != nil {
+		return response{}, err
+	}
+	cid, err := pathID(r, "contactId", id.Contact, "contact")
+	if err != nil {
+		return response{}, err
+	}
+	if err := s.store.DeleteContact(ctx, r.orgID, pid, cid); err != nil {
 		return response{}, err
 	}
 	return ok(http.StatusOK, "contact deleted", nil), nil
@@ -346,9 +375,16 @@ func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, e
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
 	}
+	var unknown unknownIDs
+	unknown.check("id", pid, id.Purchase, "phone purchase")
+	unknown.check("inboundAssistantId", in, id.Assistant, "assistant")
+	unknown.check("outboundAssistantId", out, id.Assistant, "assistant")
+	if err := unknown.err(); err != nil {
+		return response{}, err
+	}
 	cur, err := s.store.GetPurchase(ctx, r.orgID, pid)
 	if err != nil {
-		return response{}, err
+		return response{}, onField(err, "id")
 	}
 	if !inSet {
 		in = cur.InboundAssistantID
@@ -361,7 +397,7 @@ func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, e
 	}
 	p, err := s.store.AllocateAssistants(ctx, r.orgID, pid, in, out, msg, s.now())
 	if err != nil {
-		return response{}, err
+		return response{}, onField(err, "id")
 	}
 	return ok(http.StatusOK, "assistants allocated", viewPurchase(p)), nil
 }

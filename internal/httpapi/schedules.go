@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/scheduling"
@@ -74,10 +75,18 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
 	}
+	var unknown unknownIDs
+	unknown.check("phone_id", req.PurchaseID, id.Purchase, "phone purchase")
+	for i, cid := range req.ContactIDs {
+		unknown.check(fmt.Sprintf("contacts_id[%d]", i), cid, id.Contact, "contact")
+	}
+	if err := unknown.err(); err != nil {
+		return response{}, err
+	}
 	slices.SortFunc(req.Dates, time.Time.Compare)
 	sc, err := s.sched.Create(ctx, req)
 	if err != nil {
-		return response{}, err
+		return response{}, onField(err, "phone_id")
 	}
 	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), nil)
 	resp.body.ID = sc.ID
@@ -104,7 +113,11 @@ func (s *Server) listSchedules(ctx context.Context, r *request) (response, error
 }
 
 func (s *Server) getSchedule(ctx context.Context, r *request) (response, error) {
-	sc, attempts, err := s.store.GetSchedule(ctx, r.orgID, r.PathValue("id"))
+	sid, err := pathID(r, "id", id.Schedule, "schedule")
+	if err != nil {
+		return response{}, err
+	}
+	sc, attempts, err := s.store.GetSchedule(ctx, r.orgID, sid)
 	if err != nil {
 		return response{}, err
 	}
@@ -134,11 +147,15 @@ func (s *Server) cancelSchedule(ctx context.Context, r *request) (response, erro
 			return response{}, err
 		}
 	}
-	n, err := s.sched.Cancel(ctx, r.orgID, r.PathValue("id"))
+	sid, err := pathID(r, "id", id.Schedule, "schedule")
+	if err != nil {
+		return response{}, err
+	}
+	n, err := s.sched.Cancel(ctx, r.orgID, sid)
 	if err != nil {
 		return response{}, err
 	}
 	resp := ok(http.StatusOK, fmt.Sprintf("schedule canceled; %d pending call(s) will not be dialed", n), map[string]int{"canceledAttempts": n})
-	resp.body.ID = r.PathValue("id")
+	resp.body.ID = sid
 	return resp, nil
 }

@@ -78,7 +78,11 @@ func (s *Server) listWebhooks(ctx context.Context, r *request) (response, error)
 }
 
 func (s *Server) deleteWebhook(ctx context.Context, r *request) (response, error) {
-	if err := s.store.DeleteWebhook(ctx, r.orgID, r.PathValue("id"), s.now()); err != nil {
+	wid, err := pathID(r, "id", id.Webhook, "webhook")
+	if err != nil {
+		return response{}, err
+	}
+	if err := s.store.DeleteWebhook(ctx, r.orgID, wid, s.now()); err != nil {
 		return response{}, err
 	}
 	return ok(http.StatusOK, "webhook deleted", nil), nil
@@ -97,7 +101,11 @@ func (s *Server) rotateWebhookSecret(ctx context.Context, r *request) (response,
 			return response{}, err
 		}
 	}
-	w, err := s.store.GetWebhook(ctx, r.orgID, r.PathValue("id"))
+	wid, err := pathID(r, "id", id.Webhook, "webhook")
+	if err != nil {
+		return response{}, err
+	}
+	w, err := s.store.GetWebhook(ctx, r.orgID, wid)
 	if err != nil {
 		return response{}, err
 	}
@@ -129,7 +137,11 @@ func (s *Server) listDeliveries(ctx context.Context, r *request) (response, erro
 	if err := q.errs.Err(); err != nil {
 		return response{}, err
 	}
-	ds, total, err := s.store.ListDeliveries(ctx, r.orgID, r.PathValue("id"), pg)
+	wid, err := pathID(r, "id", id.Webhook, "webhook")
+	if err != nil {
+		return response{}, err
+	}
+	ds, total, err := s.store.ListDeliveries(ctx, r.orgID, wid, pg)
 	if err != nil {
 		return response{}, err
 	}
@@ -142,10 +154,18 @@ func (s *Server) listDeliveries(ctx context.Context, r *request) (response, erro
 }
 
 func (s *Server) redeliver(ctx context.Context, r *request) (response, error) {
-	if _, err := s.store.GetWebhook(ctx, r.orgID, r.PathValue("id")); err != nil {
+	wid, err := pathID(r, "id", id.Webhook, "webhook")
+	if err != nil {
 		return response{}, err
 	}
-	if err := s.store.Redeliver(ctx, r.orgID, r.PathValue("id"), r.PathValue("messageId"), s.now()); err != nil {
+	if _, err := s.store.GetWebhook(ctx, r.orgID, wid); err != nil {
+		return response{}, err
+	}
+	mid, err := pathID(r, "messageId", id.Message, "webhook message")
+	if err != nil {
+		return response{}, err
+	}
+	if err := s.store.Redeliver(ctx, r.orgID, wid, mid, s.now()); err != nil {
 		return response{}, err
 	}
 	return ok(http.StatusOK, "message queued for redelivery", nil), nil

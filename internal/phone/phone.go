@@ -5,6 +5,7 @@ package phone
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	_ "time/tzdata" // schedules and contacts name IANA zones; work without system tzdata
@@ -38,14 +39,27 @@ type Contact struct {
 	CreatedAt   time.Time       `json:"createdAt"`
 }
 
-// NormalizeE164 checks that s is a valid number written in international
-// form with a leading plus and returns its canonical E.164 form.
+// NormalizeE164 checks that s is a phone number written in international
+// form and returns its E.164 form. Spaces, hyphens and parentheses are
+// accepted and dropped (+1 (415) 555-0123); anything else is refused rather
+// than guessed at: libphonenumber alone takes "++14155550123" and
+// "+14155550123x" (an extension) for numbers. What remains must be a plus
+// and 2 to 15 digits, the first not 0, valid for its country code.
 func NormalizeE164(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "+") {
+	compact := strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '-', '(', ')':
+			return -1
+		}
+		return r
+	}, s)
+	if !strings.HasPrefix(compact, "+") {
 		return "", fmt.Errorf("must be in international E.164 format with a leading plus, e.g. +14155550123")
 	}
-	n, err := phonenumbers.Parse(s, "")
+	if !e164.MatchString(compact) {
+		return "", fmt.Errorf("must be a plus and 2 to 15 digits, the first not 0 (spaces, hyphens and parentheses between them are ignored), e.g. +14155550123")
+	}
+	n, err := phonenumbers.Parse(compact, "")
 	if err != nil {
 		return "", fmt.Errorf("is not a phone number: %v", err)
 	}
@@ -54,6 +68,9 @@ func NormalizeE164(s string) (string, error) {
 	}
 	return phonenumbers.Format(n, phonenumbers.E164), nil
 }
+
+// e164 is the shape of an E.164 number: ITU-T E.164 allows at most 15 digits.
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)
 
 // CheckTimezone reports whether tz is an IANA time zone name such as
 // "America/New_York". "UTC" is accepted; "Local" and "" are not.
