@@ -274,3 +274,30 @@ func TestHostileText(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenAPIServersIsPublicURL: the served OpenAPI document names this
+// server's own base URL, whatever --public-url is.
+func TestOpenAPIServersIsPublicURL(t *testing.T) {
+	servers := func(b *testBundle) any {
+		r := b.req("GET", "/v1/openapi.json", "", nil)
+		if r.Status != 200 {
+			t.Fatalf("GET /v1/openapi.json = %d", r.Status)
+		}
+		return r.Body["servers"]
+	}
+	cfg := testConfig("sqlite:" + t.TempDir() + "/oa.db")
+	cfg.PublicURL = "https://voice.example.com/switchboard/"
+	b := start(t, cfg)
+	want := []any{map[string]any{"url": "https://voice.example.com/switchboard", "description": "This server (its public URL)."}}
+	if got := servers(b); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("servers with --public-url %s = %v, want %v", cfg.PublicURL, got, want)
+	}
+	b.stop()
+
+	cfg = testConfig("sqlite:" + t.TempDir() + "/oa2.db")
+	b = start(t, cfg)
+	want = []any{map[string]any{"url": b.m.URL(), "description": "This server (its public URL)."}}
+	if got := servers(b); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("servers without --public-url = %v, want %v", got, want)
+	}
+}

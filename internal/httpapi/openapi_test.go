@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
+	"maps"
+	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -71,6 +75,44 @@ func TestOpenAPIVersion(t *testing.T) {
 	doc, _ := parseOpenAPI(t)
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
 		t.Fatalf("openapi = %q, want 3.1.x", doc.OpenAPI)
+	}
+}
+
+// TestOpenAPIServedServers: a server serves the document with its own base
+// URL in servers, and the rest of the document unchanged.
+func TestOpenAPIServedServers(t *testing.T) {
+	var embedded map[string]any
+	if err := json.Unmarshal(OpenAPI(), &embedded); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ publicURL, want string }{
+		{"https://voice.example.com", "https://voice.example.com"},
+		{"https://voice.example.com/switchboard/", "https://voice.example.com/switchboard"},
+		{"http://10.0.0.7:9000", "http://10.0.0.7:9000"},
+	} {
+		srv := New(Config{PublicURL: tt.publicURL}, nil, nil, nil, slog.New(slog.DiscardHandler), nil)
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, httptest.NewRequest("GET", "/v1/openapi.json", nil))
+		if w.Code != 200 {
+			t.Fatalf("GET /v1/openapi.json with PublicURL %q = %d", tt.publicURL, w.Code)
+		}
+		var served map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &served); err != nil {
+			t.Fatalf("served document with PublicURL %q is not JSON: %v", tt.publicURL, err)
+		}
+		want := []any{map[string]any{"url": tt.want, "description": serversDescription}}
+		if !reflect.DeepEqual(served["servers"], want) {
+			t.Errorf("servers with PublicURL %q = %v, want %v", tt.publicURL, served["servers"], want)
+		}
+		delete(served, "servers")
+		rest := maps.Clone(embedded)
+		delete(rest, "servers")
+		if !reflect.DeepEqual(served, rest) {
+			t.Errorf("with PublicURL %q the served document differs from openapi.json beyond servers", tt.publicURL)
+		}
+	}
+	if got := servedOpenAPI(""); !bytes.Equal(got, OpenAPI()) {
+		t.Errorf("servedOpenAPI(\"\") changed the document; want the template as it is")
 	}
 }
 

@@ -57,6 +57,7 @@ type Server struct {
 	mux      *http.ServeMux
 	limiters sync.Map // key id → *rate.Limiter
 	used     *usage
+	openapi  []byte // the OpenAPI document as served (openapi.go)
 
 	reqs    *prometheus.CounterVec
 	latency *prometheus.HistogramVec
@@ -66,7 +67,7 @@ type Server struct {
 func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
 	s := &Server{
 		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: id.Now,
-		used: newUsage(st, log),
+		used: newUsage(st, log), openapi: servedOpenAPI(cfg.PublicURL),
 		reqs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_http_requests_total", Help: "HTTP requests by route, method and status.",
 		}, []string{"route", "method", "status"}),
