@@ -16,6 +16,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,9 +24,12 @@ import (
 
 	"github.com/coder/websocket"
 
+	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
+	"switchboard/internal/id"
+	"switchboard/internal/throttle"
 	"switchboard/internal/voice"
 )
 
@@ -75,6 +79,15 @@ type Config struct {
 	// OutboundBuffer is how many server events may wait for the writer
 	// (default 256). A client that lets it fill up is cut off (1008).
 	OutboundBuffer int
+	// Refusals is the budget of refused handshakes per client address
+	// (shared with the REST API's failed key checks); a client that spent
+	// it is answered 429 before any lookup. nil limits nothing.
+	Refusals *throttle.Limiter
+	// Proxies are the reverse proxies whose X-Forwarded-For names the client.
+	Proxies throttle.Proxies
+	// RefusalLogWindow is how long refusals are counted rather than logged
+	// one by one (default throttle.DefaultSampleWindow).
+	RefusalLogWindow time.Duration
 }
 
 // Defaults of Config.
@@ -96,17 +109,18 @@ const connectTimeout = 10 * time.Second
 // app mounts it at httpapi.GatewayPath outside the REST middleware (which
 // cannot hijack) and calls Close before shutting the HTTP server down.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	base context.Context // canceled by Close: every conversation ends system-shutdown
-	stop context.CancelFunc
+	cfg Config
+	log *slog.Logger
 
 	mu       sync.Mutex
-	closed   bool
+	closed   bool                // set by Close: every conversation ends system-shutdown, new ones are refused
 	sessions map[string]*session // by call id, from the claim until ServeHTTP returns
 	wg       sync.WaitGroup      // one per claimed session
 
-	stats struct{ sessions, overflows, abuse, panics atomic.Int64 }
+	refusedLog *throttle.Sampler
+	stats      struct{ sessions, overflows, abuse, panics atomic.Int64 }
+	refusedMu  sync.Mutex
+	refused    map[string]int64 // refusals by code
 }
 
 // New returns a Server ready to serve.
@@ -123,8 +137,8 @@ func New(cfg Config) *Server {
 	if cfg.OutboundBuffer <= 0 {
 		cfg.OutboundBuffer = DefaultOutboundBuffer
 	}
-	base, stop := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, log: cfg.Log, base: base, stop: stop, sessions: map[string]*session{}}
+	return &Server{cfg: cfg, log: cfg.Log, sessions: map[string]*session{}, refused: map[string]int64{},
+		refusedLog: throttle.NewSampler(cfg.Log, "gateway connections refused, not logged one by one", cfg.RefusalLogWindow)}
 }
 
 // Live is the number of sessions on this server: claimed or connected calls
@@ -146,15 +160,25 @@ type Stats struct {
 	Abuse int64
 	// Panics is how many panics were recovered (each failed its call).
 	Panics int64
+	// Refusals is how many handshakes were answered plain HTTP instead of
+	// an upgrade, by error code (not_found, gone, conflict, rate_limited…).
+	Refusals map[string]int64
 }
 
 // Stats returns the counters.
 func (s *Server) Stats() Stats {
+	s.refusedMu.Lock()
+	refused := make(map[string]int64, len(s.refused))
+	for k, v := range s.refused {
+		refused[k] = v
+	}
+	s.refusedMu.Unlock()
 	return Stats{
 		Sessions:  s.stats.sessions.Load(),
 		Overflows: s.stats.overflows.Load(),
 		Abuse:     s.stats.abuse.Load(),
 		Panics:    s.stats.panics.Load(),
+		Refusals:  refused,
 	}
 }
 
@@ -165,8 +189,11 @@ func (s *Server) Stats() Stats {
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
+	for _, ss := range s.sessions {
+		ss.stopEngine()
+	}
 	s.mu.Unlock()
-	s.stop()
+	defer s.refusedLog.Close()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
@@ -202,17 +229,25 @@ func (s *Server) CallEnded(c call.Call) {
 // ServeHTTP admits a client to its call: it checks the call and the
 // handshake, claims the call (queued → in-progress) and upgrades, then runs
 // the session until the call has ended and the socket is closed. Refusals
-// are plain HTTP with the API's error body (404, 409, 410; see the protocol
+// are plain HTTP with the API's error body and a request id (404, 409, 410;
+// 429 for a client that has been refused too often; see the protocol
 // document's "Connecting").
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, a, ref := s.admit(r)
-	if ref != nil {
-		s.refuse(w, r, ref)
+	reqID := id.New(id.Request)
+	w.Header().Set("X-Request-Id", reqID)
+	client := s.cfg.Proxies.Client(r)
+	if wait, blocked := s.cfg.Refusals.Blocked(client); blocked {
+		s.refuse(w, r, reqID, client, tooManyRefusals(wait))
 		return
 	}
-	ss, ref := s.claim(r.Context(), c, a)
+	c, a, ref := s.admit(r)
 	if ref != nil {
-		s.refuse(w, r, ref)
+		s.refuse(w, r, reqID, client, ref)
+		return
+	}
+	ss, engineCtx, connCtx, ref := s.claim(r.Context(), c, a)
+	if ref != nil {
+		s.refuse(w, r, reqID, client, ref)
 		return
 	}
 	defer s.release(ss)
@@ -222,10 +257,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// call must not stay in progress with nobody on it.
 		if p := recover(); p != nil {
 			s.stats.panics.Add(1)
-			ss.log.Error("panic in the gateway handshake", "panic", p)
+			ss.log.Error("panic in the gateway handshake", "request_id", reqID, "panic", p)
 			if !upgraded {
 				ss.endDirect(call.Failed, ReasonSystemError)
-				writeRefusal(w, internalError(errors.New("panic")))
+				writeRefusal(w, reqID, internalError(errors.New("panic")))
 			}
 		}
 	}()
@@ -237,18 +272,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Accept has answered the client. The call is claimed but no client
 		// ever joined it: end it as the join timeout would have.
-		ss.log.Warn("websocket upgrade failed after the claim; ending the call", "err", err)
+		ss.log.Warn("websocket upgrade failed after the claim; ending the call", "request_id", reqID, "err", err)
 		ss.endDirect(call.Failed, call.ReasonClientNeverConnected)
 		return
 	}
 	upgraded = true
 	s.stats.sessions.Add(1)
-	ss.serve(conn, hw.conn)
+	ss.serve(engineCtx, connCtx, conn, hw.conn)
 }
 
 // admit checks the call and the handshake without changing anything, so a
 // refused client leaves the call as it was (a link preview's plain GET must
 // not burn a call).
+//
+// A call that is not the caller's — an id that cannot be an id, an unknown
+// one, a call of another assistant (so of any other organization), a phone
+// call — is refused with the one answer of an unknown call, after at most
+// the one lookup an unknown id costs: the gateway never tells which ids
+// exist. Ids that cannot be ids are refused before any query.
 func (s *Server) admit(r *http.Request) (call.Call, assistant.Assistant, *refusal) {
 	if r.Method != http.MethodGet {
 		return call.Call{}, assistant.Assistant{}, &refusal{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
@@ -259,22 +300,28 @@ func (s *Server) admit(r *http.Request) (call.Call, assistant.Assistant, *refusa
 	if callID == "" || asstID == "" {
 		return call.Call{}, assistant.Assistant{}, notFound("call_id and assistant_id are required query parameters; use gateway.url from POST /v1/calls/initiate")
 	}
-	c, err := s.cfg.Store.GetCallAnyOrg(r.Context(), callID)
-	if err != nil {
-		return call.Call{}, assistant.Assistant{}, refusalFor(err, "call "+callID+" not found")
+	if !id.Valid(id.Call, callID) || !id.Valid(id.Assistant, asstID) {
+		return call.Call{}, assistant.Assistant{}, unknownCall(nil)
 	}
-	switch {
-	case c.Type != call.Web:
-		return c, assistant.Assistant{}, notFound("call " + callID + " is not a web call")
-	case c.AssistantID != asstID:
-		return c, assistant.Assistant{}, notFound("call " + callID + " is not a call of assistant " + asstID)
+	c, err := s.cfg.Store.GetCallAnyOrg(r.Context(), callID)
+	if apperr.Is(err, apperr.NotFound) {
+		return call.Call{}, assistant.Assistant{}, unknownCall(err)
+	}
+	if err != nil {
+		return call.Call{}, assistant.Assistant{}, refusalFor(err)
+	}
+	if c.Type != call.Web || c.AssistantID != asstID {
+		return call.Call{}, assistant.Assistant{}, unknownCall(nil)
 	}
 	if ref := statusRefusal(c); ref != nil {
 		return c, assistant.Assistant{}, ref
 	}
 	a, err := s.cfg.Store.GetAssistant(r.Context(), c.OrgID, c.AssistantID)
+	if apperr.Is(err, apperr.NotFound) {
+		return c, a, notFound("assistant " + asstID + " of this call no longer exists")
+	}
 	if err != nil {
-		return c, a, refusalFor(err, "assistant "+asstID+" not found")
+		return c, a, refusalFor(err)
 	}
 	return c, a, checkHandshake(r)
 }
@@ -328,17 +375,18 @@ func headerHasToken(h http.Header, name, token string) bool {
 // claim registers the session on this node (a second connection here is
 // refused at once) and then claims the call in the store with Calls.Connect,
 // which is what refuses a connection to a call another node has claimed.
-func (s *Server) claim(ctx context.Context, c call.Call, a assistant.Assistant) (*session, *refusal) {
+// It returns the session's two lifetimes (see newSession).
+func (s *Server) claim(ctx context.Context, c call.Call, a assistant.Assistant) (*session, context.Context, context.Context, *refusal) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down"}
+		return nil, nil, nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down"}
 	}
 	if _, taken := s.sessions[c.ID]; taken {
 		s.mu.Unlock()
-		return nil, conflict("call " + c.ID + " already has a client connected; a gateway URL admits one connection")
+		return nil, nil, nil, conflict("call " + c.ID + " already has a client connected; a gateway URL admits one connection")
 	}
-	ss := newSession(s, c, a)
+	ss, engineCtx, connCtx := newSession(s, c, a)
 	s.sessions[c.ID] = ss
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -346,20 +394,22 @@ func (s *Server) claim(ctx context.Context, c call.Call, a assistant.Assistant) 
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
 	defer cancel()
 	got, err := s.cfg.Calls.Connect(cctx, c.ID)
-	ref := refusalFor(err, "call "+c.ID+" not found")
-	if ref == nil {
-		if got.Status != call.InProgress {
-			ref = statusRefusal(got)
-		}
-		if ref == nil {
-			ss.call = got
-		}
+	var ref *refusal
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		ref = unknownCall(err)
+	case err != nil:
+		ref = refusalFor(err)
+	case got.Status != call.InProgress:
+		ref = statusRefusal(got)
+	default:
+		ss.call = got
 	}
 	if ref != nil {
 		s.release(ss)
-		return nil, ref
+		return nil, nil, nil, ref
 	}
-	return ss, nil
+	return ss, engineCtx, connCtx, nil
 }
 
 // release forgets a session once its ServeHTTP is done.
@@ -373,12 +423,26 @@ func (s *Server) release(ss *session) {
 	s.wg.Done()
 }
 
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, ref *refusal) {
-	lvl := slog.LevelInfo
-	if ref.status >= 500 {
-		lvl = slog.LevelError
+// refuse answers a handshake with plain HTTP. It counts the refusal by
+// code, spends the client's refusal budget when the client is at fault
+// (4xx other than the 429 itself), and logs by sample: the first refusal
+// of each code in a window in full, the rest as one count, so a flood of
+// refused handshakes cannot fill the disk.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reqID string, client netip.Addr, ref *refusal) {
+	s.refusedMu.Lock()
+	s.refused[ref.code]++
+	s.refusedMu.Unlock()
+	if ref.status >= 400 && ref.status < 500 && ref.status != http.StatusTooManyRequests {
+		s.cfg.Refusals.Refused(client)
 	}
-	s.log.Log(r.Context(), lvl, "gateway connection refused", "call_id", r.URL.Query().Get("call_id"),
-		"status", ref.status, "message", ref.message, "err", ref.err)
-	writeRefusal(w, ref)
+	if s.refusedLog.Sample(ref.code) {
+		lvl := slog.LevelInfo
+		if ref.status >= 500 {
+			lvl = slog.LevelError
+		}
+		s.log.LogAttrs(r.Context(), lvl, "gateway connection refused", slog.String("request_id", reqID),
+			slog.String("call_id", r.URL.Query().Get("call_id")), slog.String("client", client.String()),
+			slog.Int("status", ref.status), slog.String("code", ref.code), slog.String("message", ref.message), slog.Any("err", ref.err))
+	}
+	writeRefusal(w, reqID, ref)
 }

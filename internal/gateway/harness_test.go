@@ -579,7 +579,8 @@ func refusedBody(tb testing.TB, resp *http.Response, err error, status int, code
 		tb.Fatalf("refusal body %s is not JSON: %v", b, err)
 	}
 	if body.Status == nil || *body.Status || body.Message == nil || *body.Message == "" || body.Error == nil ||
-		body.Error.Code != code || body.Error.Fields == nil || len(body.Error.Fields) != 0 || body.RequestID == nil {
-		tb.Errorf("refusal body = %s, want {status:false, message, error:{code:%q, fields:[]}, requestId}", b, code)
+		body.Error.Code != code || body.Error.Fields == nil || len(body.Error.Fields) != 0 || body.RequestID == nil ||
+		!strings.HasPrefix(*body.RequestID, "req_") || resp.Header.Get("X-Request-Id") != *body.RequestID {
+		tb.Errorf("refusal body = %s (X-Request-Id %q), want {status:false, message, error:{code:%q, fields:[]}, requestId} with the header's request id", b, resp.Header.Get("X-Request-Id"), code)
 	}
 }

@@ -3,7 +3,10 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"switchboard/internal/apperr"
 )
@@ -27,9 +30,10 @@ var kindStatus = map[apperr.Kind]int{
 	apperr.Unavailable: http.StatusServiceUnavailable,
 }
 
-// refusalFor classifies err; notFoundMsg replaces the message of a
-// not-found error so the client learns which id was not found. nil for nil.
-func refusalFor(err error, notFoundMsg string) *refusal {
+// refusalFor classifies err, an error of the store or of call control
+// that is not a not-found (the caller decides what a missing call or
+// assistant means). nil for nil.
+func refusalFor(err error) *refusal {
 	if err == nil {
 		return nil
 	}
@@ -41,11 +45,24 @@ func refusalFor(err error, notFoundMsg string) *refusal {
 	if !ok {
 		return internalError(err)
 	}
-	msg := e.Message
-	if e.Kind == apperr.NotFound {
-		msg = notFoundMsg
-	}
-	return &refusal{status: status, code: e.ErrorCode(), message: msg, err: err}
+	return &refusal{status: status, code: e.ErrorCode(), message: e.Message, err: err}
+}
+
+// unknownCall is the one answer to a call id that is not the caller's:
+// unknown, not an id at all, another organization's, another assistant's,
+// not a web call. It names no id, so every such answer is the same bytes
+// but for the request id. err is the cause, for the log.
+func unknownCall(err error) *refusal {
+	return &refusal{status: http.StatusNotFound, code: apperr.NotFound.Code(), err: err,
+		message: "no web call matches this call_id and assistant_id; use gateway.url from POST /v1/calls/initiate"}
+}
+
+// tooManyRefusals answers a client that has spent its refusal budget.
+func tooManyRefusals(wait time.Duration) *refusal {
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
+	return &refusal{status: http.StatusTooManyRequests, code: apperr.RateLimited.Code(),
+		message: "too many refused connections from this address; retry later",
+		header:  http.Header{"Retry-After": {strconv.Itoa(secs)}}}
 }
 
 func notFound(msg string) *refusal {
@@ -60,8 +77,7 @@ func internalError(err error) *refusal {
 	return &refusal{status: http.StatusInternalServerError, code: apperr.Internal.Code(), message: "internal server error", err: err}
 }
 
-// errorBody is the REST API's error body. There is no request id: the
-// gateway is not behind the API's middleware.
+// errorBody is the REST API's error body, request id included.
 type errorBody struct {
 	Status  bool   `json:"status"`
 	Message string `json:"message"`
@@ -72,8 +88,11 @@ type errorBody struct {
 	RequestID string `json:"requestId"`
 }
 
-func writeRefusal(w http.ResponseWriter, ref *refusal) {
-	b := errorBody{Message: ref.message}
+func writeRefusal(w http.ResponseWriter, reqID string, ref *refusal) {
+	b := errorBody{Message: ref.message, RequestID: reqID}
+	if ref.status == http.StatusInternalServerError {
+		b.Message += "; quote requestId " + reqID + " when reporting it"
+	}
 	b.Error.Code = ref.code
 	b.Error.Fields = []apperr.FieldError{}
 	body, _ := json.Marshal(b)
@@ -81,6 +100,7 @@ func writeRefusal(w http.ResponseWriter, ref *refusal) {
 		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", reqID)
 	w.WriteHeader(ref.status)
 	_, _ = w.Write(append(body, '\n'))
 }

@@ -48,14 +48,14 @@ type session struct {
 	call call.Call
 	asst assistant.Assistant
 
-	// engineCtx is the conversation's: canceled by Server.Close (the call
-	// ends system-shutdown) and by CallEnded (it ended elsewhere).
-	engineCtx  context.Context
+	// stopEngine cancels the conversation's context: Server.Close (the
+	// call ends system-shutdown) and CallEnded (it ended elsewhere) call it.
 	stopEngine context.CancelFunc
-	// killed is canceled to cut the client off now: the outbound buffer
-	// overflowed, or the session is being torn down.
-	killed context.Context
+	// kill cancels the connection's context, with a cause, to cut the
+	// client off now: the outbound buffer overflowed, or the session is
+	// being torn down. killed is that context's Done channel.
 	kill   context.CancelCauseFunc
+	killed <-chan struct{}
 
 	mu   sync.Mutex
 	conn *websocket.Conn
@@ -132,8 +132,12 @@ var (
 	closeOverflow  = closing{websocket.StatusPolicyViolation, "client is not reading"}
 )
 
-func newSession(s *Server, c call.Call, a assistant.Assistant) *session {
-	ss := &session{
+// newSession makes the session of a claimed call. It returns the session's
+// two lifetimes, which ServeHTTP passes to serve: the conversation's
+// context (canceled by stopEngine) and the connection's (canceled by kill).
+// The session keeps their cancel functions, not the contexts.
+func newSession(s *Server, c call.Call, a assistant.Assistant) (ss *session, engineCtx, connCtx context.Context) {
+	ss = &session{
 		srv:      s,
 		log:      s.log.With("call_id", c.ID, "org_id", c.OrgID),
 		call:     c,
@@ -143,18 +147,30 @@ func newSession(s *Server, c call.Call, a assistant.Assistant) *session {
 		convDone: make(chan struct{}),
 		opened:   make(chan struct{}),
 	}
-	ss.engineCtx, ss.stopEngine = context.WithCancel(s.base)
-	ss.killed, ss.kill = context.WithCancelCause(context.Background())
-	return ss
+	engineCtx, ss.stopEngine = context.WithCancel(context.Background())
+	connCtx, ss.kill = context.WithCancelCause(context.Background())
+	ss.killed = connCtx.Done()
+	return ss, engineCtx, connCtx
+}
+
+// isKilled reports whether the connection has been cut.
+func (ss *session) isKilled() bool {
+	select {
+	case <-ss.killed:
+		return true
+	default:
+		return false
+	}
 }
 
 // serve runs the session on an upgraded connection until the call has
-// ended and every goroutine of the session is gone.
-func (ss *session) serve(conn *websocket.Conn, raw net.Conn) {
+// ended and every goroutine of the session is gone. engineCtx and connCtx
+// are the lifetimes newSession returned.
+func (ss *session) serve(engineCtx, connCtx context.Context, conn *websocket.Conn, raw net.Conn) {
 	ss.mu.Lock()
 	ss.conn, ss.raw = conn, raw
 	ss.mu.Unlock()
-	if ss.killed.Err() != nil { // Server.Close gave up during the handshake
+	if connCtx.Err() != nil { // Server.Close gave up during the handshake
 		raw.Close()
 	}
 	// One byte over the limit is enough to tell a frame is too large; the
@@ -174,12 +190,12 @@ func (ss *session) serve(conn *websocket.Conn, raw net.Conn) {
 	writerDone := make(chan struct{})
 	wg.Go(func() {
 		defer close(writerDone)
-		ss.guard("writer", ss.write, func() { ss.writerGone.Store(true); ss.cut() })
+		ss.guard("writer", func() { ss.write(connCtx) }, func() { ss.writerGone.Store(true); ss.cut() })
 	})
-	wg.Go(func() { ss.guard("reader", func() { ss.read(readCtx) }, nil) })
+	wg.Go(func() { ss.guard("reader", func() { ss.read(readCtx, connCtx) }, nil) })
 	wg.Go(func() {
 		defer close(ss.convDone)
-		ss.guard("conversation", ss.converse, func() { ss.finish(call.Failed, ReasonSystemError) })
+		ss.guard("conversation", func() { ss.converse(engineCtx) }, func() { ss.finish(call.Failed, ReasonSystemError) })
 	})
 
 	<-ss.convDone
@@ -226,20 +242,21 @@ func (ss *session) guard(name string, fn func(), onPanic func()) {
 }
 
 // converse makes the assistant's brain and runs the conversation, which
-// ends the call exactly once and reports it through Output.Ended.
-func (ss *session) converse() {
+// ends the call exactly once and reports it through Output.Ended. ctx is
+// the conversation's: canceled, the call ends system-shutdown.
+func (ss *session) converse(ctx context.Context) {
 	out := output{ss}
 	grace := time.NewTimer(openGrace)
 	select {
 	case <-ss.opened:
 	case <-grace.C:
-	case <-ss.engineCtx.Done():
+	case <-ctx.Done():
 	}
 	grace.Stop()
-	brain, err := ss.srv.cfg.Brains.New(ss.engineCtx, ss.call, ss.asst)
+	brain, err := ss.srv.cfg.Brains.New(ctx, ss.call, ss.asst)
 	if err != nil {
 		outcome, reason := call.Failed, call.ReasonModelFailed
-		if ss.engineCtx.Err() != nil {
+		if ctx.Err() != nil {
 			outcome, reason = call.Completed, call.ReasonSystemShutdown
 		} else {
 			ss.log.Error("the assistant's brain could not be made; ending the call", "err", err)
@@ -248,7 +265,7 @@ func (ss *session) converse() {
 		out.Ended(outcome, reason)
 		return
 	}
-	conversation.Run(ss.engineCtx, conversation.Config{
+	conversation.Run(ctx, conversation.Config{
 		Call:      ss.call,
 		Assistant: ss.asst,
 		Brain:     brain,
@@ -366,7 +383,7 @@ func (w wire) AudioClear(turnID string, playedMs int64) {
 // Audio queues one frame of assistant audio. It fails once the session
 // can send nothing more, which stops the pipeline's pacer.
 func (w wire) Audio(frame []byte) error {
-	if w.s.killed.Err() != nil || w.s.writerGone.Load() {
+	if w.s.isKilled() || w.s.writerGone.Load() {
 		return errCut
 	}
 	w.s.enqueue(outbound{audio: frame})
@@ -429,14 +446,14 @@ func (ss *session) enqueue(o outbound) {
 		return
 	default:
 	}
-	if ss.killed.Err() != nil {
+	if ss.isKilled() {
 		return
 	}
 	t := time.NewTimer(enqueueGrace)
 	defer t.Stop()
 	select {
 	case ss.queue <- o:
-	case <-ss.killed.Done():
+	case <-ss.killed:
 	case <-t.C:
 		if !ss.writerGone.Load() && ss.overflowed.CompareAndSwap(false, true) {
 			ss.srv.stats.overflows.Add(1)
@@ -449,25 +466,25 @@ func (ss *session) enqueue(o outbound) {
 // write is the writer: the only goroutine that writes data frames, so seq
 // follows the order frames leave the socket. It stamps seq and at as it
 // sends, and ends after the close that follows call.ended, or when the
-// connection is cut or fails.
-func (ss *session) write() {
+// connection is cut (ctx, the connection's context, is canceled) or fails.
+func (ss *session) write(ctx context.Context) {
 	defer ss.writerGone.Store(true)
 	var seq int64
 	for {
-		if ss.killed.Err() != nil {
-			if context.Cause(ss.killed) == errOverflow {
+		if ctx.Err() != nil {
+			if context.Cause(ctx) == errOverflow {
 				ss.close(closeOverflow)
 			}
 			return
 		}
 		var o outbound
 		select {
-		case <-ss.killed.Done():
+		case <-ctx.Done():
 			continue
 		case o = <-ss.queue:
 		}
 		if o.audio != nil {
-			if err := ss.writeBinary(o.audio); err != nil {
+			if err := ss.writeFrame(ctx, websocket.MessageBinary, o.audio); err != nil {
 				ss.log.Debug("write failed: the client is gone", "err", err)
 				return
 			}
@@ -479,7 +496,7 @@ func (ss *session) write() {
 				ss.log.Error("server event does not encode; dropped", "type", o.ev.Type(), "err", err)
 			} else {
 				seq++
-				if err := ss.writeFrame(b); err != nil {
+				if err := ss.writeFrame(ctx, websocket.MessageText, b); err != nil {
 					ss.log.Debug("write failed: the client is gone", "err", err)
 					return
 				}
@@ -492,16 +509,12 @@ func (ss *session) write() {
 	}
 }
 
-func (ss *session) writeBinary(b []byte) error {
-	ctx, cancel := context.WithTimeout(ss.killed, ss.srv.cfg.WriteTimeout)
+// writeFrame writes one frame within WriteTimeout, or until ctx (the
+// connection's) is canceled.
+func (ss *session) writeFrame(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, ss.srv.cfg.WriteTimeout)
 	defer cancel()
-	return ss.conn.Write(ctx, websocket.MessageBinary, b)
-}
-
-func (ss *session) writeFrame(b []byte) error {
-	ctx, cancel := context.WithTimeout(ss.killed, ss.srv.cfg.WriteTimeout)
-	defer cancel()
-	return ss.conn.Write(ctx, websocket.MessageText, b)
+	return ss.conn.Write(ctx, typ, b)
 }
 
 // close closes the socket with a handshake, cutting it if the client does
@@ -517,7 +530,9 @@ func (ss *session) close(cl closing) {
 // read is the reader: it decodes each client frame and acts on it, until
 // the socket closes or the client breaks the abuse rule. Closing the input
 // channel when it returns is what ends the call when the client goes away.
-func (ss *session) read(ctx context.Context) {
+// ctx stops the reading; connCtx is the connection's, which a voice
+// pipeline started here lives within.
+func (ss *session) read(ctx, connCtx context.Context) {
 	defer ss.closeIn()
 	defer ss.markOpened()
 	var bad protocol.BadFrames
@@ -585,7 +600,7 @@ func (ss *session) read(ctx context.Context) {
 		case protocol.Ping:
 			ss.send(protocol.Pong{ID: e.ID})
 		case protocol.SessionUpdate:
-			ss.update(e)
+			ss.update(connCtx, e)
 		case protocol.PlaybackMark:
 			if v := ss.voice.Load(); v != nil {
 				v.Mark(e.TurnID, e.PlayedMs)
@@ -628,8 +643,9 @@ func (ss *session) closeIn() {
 // update applies session.update: metadata; the audio format, until the
 // first binary frame; and textOnly false, which starts the voice pipeline
 // in that format. A request the session cannot honour is answered with a
-// non-fatal `unsupported` naming the field, and changes nothing.
-func (ss *session) update(u protocol.SessionUpdate) {
+// non-fatal `unsupported` naming the field, and changes nothing. connCtx is
+// the connection's context, within which a voice pipeline lives.
+func (ss *session) update(connCtx context.Context, u protocol.SessionUpdate) {
 	on := ss.voice.Load() != nil
 	switch {
 	case u.Audio != nil && on && *u.Audio != ss.audio:
@@ -648,7 +664,7 @@ func (ss *session) update(u protocol.SessionUpdate) {
 		ss.metadata = u.Metadata
 	}
 	if u.TextOnly != nil && !*u.TextOnly && !on {
-		if err := ss.startVoice(); err != nil {
+		if err := ss.startVoice(connCtx); err != nil {
 			ss.log.Info("audio refused", "err", err)
 			ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
 		}
@@ -657,8 +673,8 @@ func (ss *session) update(u protocol.SessionUpdate) {
 
 // startVoice turns audio on: the assistant's speech engines, a pipeline in
 // the session's audio format, and its goroutine, owned by the session and
-// stopped when the conversation ends or the connection goes.
-func (ss *session) startVoice() error {
+// stopped when the conversation ends or the connection is cut (connCtx).
+func (ss *session) startVoice(connCtx context.Context) error {
 	voices := ss.srv.cfg.Voices
 	if voices == nil {
 		return errors.New("this server has no speech engines")
@@ -674,7 +690,7 @@ func (ss *session) startVoice() error {
 	format := audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}
 	cfg := voice.Settings(voice.Config{
 		In: format, Out: format, Transcriber: stt, Synthesizer: tts,
-		Input:    func(in conversation.Input) bool { return ss.input(ss.killed, in) },
+		Input:    func(in conversation.Input) bool { return ss.input(connCtx, in) },
 		Now:      ss.srv.cfg.Now,
 		Log:      ss.log,
 		Observer: ss.srv.cfg.VoiceObserver,
@@ -688,11 +704,11 @@ func (ss *session) startVoice() error {
 		p.Expect(ss.expecting)
 	}
 	ss.inMu.RUnlock()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(connCtx)
 	ss.wg.Go(func() {
 		select {
 		case <-ss.convDone:
-		case <-ss.killed.Done():
+		case <-ctx.Done():
 		}
 		cancel()
 	})
