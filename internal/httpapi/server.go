@@ -6,6 +6,7 @@ package httpapi
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/store"
+	"switchboard/internal/throttle"
 	"switchboard/internal/webhook"
 )
 
@@ -43,6 +45,11 @@ type Config struct {
 	Providers assistant.Providers
 	// Webhooks checks endpoint URLs (private addresses refused unless allowed).
 	Webhooks webhook.Guard
+	// Refusals is the budget of failed API key checks per client address
+	// (shared with the gateway's refused handshakes); nil limits nothing.
+	Refusals *throttle.Limiter
+	// Proxies are the reverse proxies whose X-Forwarded-For names the client.
+	Proxies throttle.Proxies
 }
 
 // Server serves the REST API.
@@ -58,6 +65,12 @@ type Server struct {
 	limiters sync.Map // key id → *rate.Limiter
 	used     *usage
 	openapi  []byte // the OpenAPI document as served (openapi.go)
+	// accepted holds the stored hash of every key that passed
+	// authentication here (key id → hash): a client over its refusal
+	// budget can still use such a key. Only keys that exist get in.
+	accepted sync.Map
+	// refusedLog samples the log lines of refused authentications.
+	refusedLog *throttle.Sampler
 
 	reqs    *prometheus.CounterVec
 	latency *prometheus.HistogramVec
@@ -68,6 +81,7 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 	s := &Server{
 		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: id.Now,
 		used: newUsage(st, log), openapi: servedOpenAPI(cfg.PublicURL),
+		refusedLog: throttle.NewSampler(log, "requests refused for their API key, not logged one by one", 0),
 		reqs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_http_requests_total", Help: "HTTP requests by route, method and status.",
 		}, []string{"route", "method", "status"}),
@@ -103,8 +117,11 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Close flushes key usage times.
-func (s *Server) Close() { s.used.flush(context.Background()) }
+// Close flushes key usage times and the count of refused requests.
+func (s *Server) Close() {
+	s.used.flush(context.Background())
+	s.refusedLog.Close()
+}
 
 // FlushUsage writes pending lastUsedAt updates (called periodically).
 func (s *Server) FlushUsage(ctx context.Context) { s.used.flush(ctx) }
@@ -147,6 +164,10 @@ type request struct {
 	body  []byte
 	csv   bool
 	id    string
+	// refusal says why authentication refused the request (missing_key,
+	// invalid_key, revoked_key, throttled); such requests are logged by
+	// sample (Server.refusedLog).
+	refusal string
 }
 
 // plain wraps a handler with request ids, logging, metrics and panic
@@ -163,30 +184,41 @@ func (s *Server) plain(name string, h func(w http.ResponseWriter, r *http.Reques
 				st, body, hd := errorResponse(errors.New("panic"), reqID, s.log)
 				writeRaw(sw, st, body, hd)
 			}
-			s.observe(name, r, sw.status, start, reqID, orgID)
+			s.observe(name, r, sw.status, start, reqID, orgID, sw.refusal)
 		}()
 		sw.Header().Set("X-Request-Id", reqID)
 		orgID = h(sw, r, reqID)
 	})
 }
 
-func (s *Server) observe(route string, r *http.Request, status int, start time.Time, reqID, orgID string) {
+// observe counts and logs a request. A request refused by authentication
+// is logged only as the first of its kind in a window; the others are
+// counted in one line (an unauthenticated flood must not fill the disk).
+func (s *Server) observe(route string, r *http.Request, status int, start time.Time, reqID, orgID, refusal string) {
 	d := time.Since(start)
 	s.reqs.WithLabelValues(route, r.Method, fmt.Sprint(status)).Inc()
 	s.latency.WithLabelValues(route).Observe(d.Seconds())
+	if refusal != "" && !s.refusedLog.Sample(refusal) {
+		return
+	}
 	lvl := slog.LevelInfo
 	if status >= 500 {
 		lvl = slog.LevelError
 	}
-	s.log.LogAttrs(r.Context(), lvl, "request",
+	attrs := []slog.Attr{
 		slog.String("request_id", reqID), slog.String("org_id", orgID), slog.String("method", r.Method),
 		slog.String("route", route), slog.String("path", r.URL.Path), slog.Int("status", status),
-		slog.Duration("duration", d))
+		slog.Duration("duration", d)}
+	if refusal != "" {
+		attrs = append(attrs, slog.String("refusal", refusal), slog.String("client", s.cfg.Proxies.Client(r).String()))
+	}
+	s.log.LogAttrs(r.Context(), lvl, "request", attrs...)
 }
 
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status  int
+	refusal string // why authentication refused the request, if it did
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -213,6 +245,9 @@ func (s *Server) dispatch(path string, rs []route) http.Handler {
 		status, body, h := s.run(rt, req, allowed)
 		if rt == nil {
 			h.Set("Allow", allowed)
+		}
+		if sw, ok := w.(*statusWriter); ok {
+			sw.refusal = req.refusal
 		}
 		writeRaw(w, status, body, h)
 		return req.orgID
@@ -260,25 +295,25 @@ func (s *Server) call(ctx context.Context, rt *route, req *request) (int, []byte
 	return resp.status, b, http.Header{}
 }
 
+// authenticate checks the API key, then its scope and rate limit. A
+// request whose key check fails spends its client's refusal budget; a
+// client that has spent it is answered 429 before its key is looked up
+// (a flood costs no query), unless it presents a key that has passed here
+// before, so good keys behind the same address keep working.
 func (s *Server) authenticate(ctx context.Context, req *request, scope string) error {
 	presented := req.Header.Get("X-API-Key")
-	if presented == "" {
-		return apperr.New(apperr.Unauthenticated, "missing API key: send it in the X-API-Key header")
+	client := s.cfg.Proxies.Client(req.Request)
+	if wait, blocked := s.cfg.Refusals.Blocked(client); blocked && !s.wasAccepted(presented) {
+		req.refusal = "throttled"
+		return &apperr.Error{Kind: apperr.RateLimited, RetryAfter: max(wait, time.Second),
+			Message: "too many requests from this address failed authentication; retry later"}
 	}
-	invalid := apperr.New(apperr.Unauthenticated, "invalid API key")
-	kid := auth.LookupID(presented)
-	if kid == "" {
-		return invalid
-	}
-	k, err := s.store.GetKey(ctx, kid)
-	if apperr.Is(err, apperr.NotFound) || err == nil && !k.Matches(presented) {
-		return invalid
+	k, err := s.identify(ctx, req, presented)
+	if req.refusal != "" {
+		s.cfg.Refusals.Refused(client)
 	}
 	if err != nil {
 		return err
-	}
-	if k.Revoked() {
-		return apperr.New(apperr.Unauthenticated, "API key was revoked")
 	}
 	req.orgID, req.key = k.OrgID, &k
 	s.used.touch(k.ID, s.now())
@@ -296,6 +331,50 @@ func (s *Server) authenticate(ctx context.Context, req *request, scope string) e
 		}
 	}
 	return nil
+}
+
+// identify finds the key presented; when it is refused, req.refusal says
+// why. A lookup part that no key can have (bytes outside the lowercase
+// base32 of ids) is refused before any query.
+func (s *Server) identify(ctx context.Context, req *request, presented string) (auth.Key, error) {
+	if presented == "" {
+		req.refusal = "missing_key"
+		return auth.Key{}, apperr.New(apperr.Unauthenticated, "missing API key: send it in the X-API-Key header")
+	}
+	invalid := apperr.New(apperr.Unauthenticated, "invalid API key")
+	kid := auth.LookupID(presented)
+	if kid == "" || strings.ContainsFunc(kid[len(id.Key)+1:], func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '2' && r <= '7') }) {
+		req.refusal = "invalid_key"
+		return auth.Key{}, invalid
+	}
+	k, err := s.store.GetKey(ctx, kid)
+	if apperr.Is(err, apperr.NotFound) || err == nil && !k.Matches(presented) {
+		req.refusal = "invalid_key"
+		return auth.Key{}, invalid
+	}
+	if err != nil {
+		return auth.Key{}, err
+	}
+	if k.Revoked() {
+		s.accepted.Delete(k.ID)
+		req.refusal = "revoked_key"
+		return auth.Key{}, apperr.New(apperr.Unauthenticated, "API key was revoked")
+	}
+	if _, ok := s.accepted.Load(k.ID); !ok {
+		s.accepted.Store(k.ID, k.Hash)
+	}
+	return k, nil
+}
+
+// wasAccepted reports whether presented is a key that passed here before
+// (and was not seen revoked since).
+func (s *Server) wasAccepted(presented string) bool {
+	kid := auth.LookupID(presented)
+	if kid == "" {
+		return false
+	}
+	h, ok := s.accepted.Load(kid)
+	return ok && subtle.ConstantTimeCompare(h.([]byte), auth.Hash(presented)) == 1
 }
 
 func (s *Server) readBody(req *request, kind bodyKind) error {
