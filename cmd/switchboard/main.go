@@ -1,6 +1,6 @@
 // Command switchboard is the Switchboard server and its admin CLI.
 //
-//	switchboard serve [--addr A] [--db URL] [--public-url URL] [--rate-limit N] …
+//	switchboard serve [--addr A] [--db URL] [--public-url URL] [--rate-limit N] [--metrics-addr A] …
 //	switchboard migrate [--db URL]
 //	switchboard org create --name NAME [--db URL]
 //	switchboard key create --org ORG_ID --scopes s1,s2 [--name NAME] [--db URL]
@@ -31,6 +31,7 @@ import (
 	"switchboard/internal/speech/cloud/deepgram"
 	"switchboard/internal/speech/cloud/elevenlabs"
 	"switchboard/internal/telephony/sandbox"
+	"switchboard/internal/throttle"
 )
 
 func main() {
@@ -138,6 +139,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	public := fs.String("public-url", env("SWITCHBOARD_PUBLIC_URL", ""), "public base URL, e.g. https://calls.example.com (env SWITCHBOARD_PUBLIC_URL; default http://ADDR)")
 	rl, _ := strconv.ParseFloat(env("SWITCHBOARD_RATE_LIMIT", fmt.Sprint(def.RateLimit)), 64)
 	rateLimit := fs.Float64("rate-limit", rl, "requests per second per API key, burst twice that; 0 disables (env SWITCHBOARD_RATE_LIMIT)")
+	refusalLimit, err := strconv.ParseFloat(env("SWITCHBOARD_REFUSAL_LIMIT", fmt.Sprint(def.RefusalLimit)), 64)
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_REFUSAL_LIMIT: want a number, got %q", os.Getenv("SWITCHBOARD_REFUSAL_LIMIT"))
+	}
+	fs.Float64Var(&refusalLimit, "refusal-limit", refusalLimit, "refusals per second per client address (failed API key checks, refused gateway connections) once the burst is spent; past it the client gets 429 before any lookup; 0 disables (env SWITCHBOARD_REFUSAL_LIMIT)")
+	refusalBurst, err := strconv.Atoi(env("SWITCHBOARD_REFUSAL_BURST", fmt.Sprint(def.RefusalBurst)))
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_REFUSAL_BURST: want a number, got %q", os.Getenv("SWITCHBOARD_REFUSAL_BURST"))
+	}
+	fs.IntVar(&refusalBurst, "refusal-burst", refusalBurst, "refusals in a row a client address may have before --refusal-limit applies (env SWITCHBOARD_REFUSAL_BURST)")
+	trustedProxies := fs.String("trusted-proxies", env("SWITCHBOARD_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; from anyone else the TCP peer is the client (env SWITCHBOARD_TRUSTED_PROXIES)")
+	metricsAddr := fs.String("metrics-addr", env("SWITCHBOARD_METRICS_ADDR", ""), "serve GET /metrics on this address of its own, e.g. 127.0.0.1:9464; empty: not served, unless --metrics-token (env SWITCHBOARD_METRICS_ADDR)")
+	metricsToken := fs.String("metrics-token", env("SWITCHBOARD_METRICS_TOKEN", ""), "require Authorization: Bearer TOKEN on GET /metrics; without --metrics-addr, serves /metrics on the public port behind it. Prefer the environment variable: flags show in ps (env SWITCHBOARD_METRICS_TOKEN)")
 	ring := fs.Duration("sandbox-ring-time", envDuration("SWITCHBOARD_SANDBOX_RING_TIME", time.Second), "sandbox: time a call rings before it is answered (env SWITCHBOARD_SANDBOX_RING_TIME)")
 	noAnswer := fs.Duration("sandbox-no-answer-timeout", envDuration("SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT", 30*time.Second), "sandbox: ring time of a no-answer (…0002) number (env SWITCHBOARD_SANDBOX_NO_ANSWER_TIMEOUT)")
 	talk := fs.Duration("sandbox-talk-time", envDuration("SWITCHBOARD_SANDBOX_TALK_TIME", 10*time.Minute), "sandbox: the longest an answered call lasts (the callee hangs up) (env SWITCHBOARD_SANDBOX_TALK_TIME)")
@@ -179,6 +193,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	cfg := def
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
+	cfg.RefusalLimit, cfg.RefusalBurst = refusalLimit, refusalBurst
+	if cfg.TrustedProxies, err = throttle.ParseProxies(*trustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	cfg.MetricsAddr, cfg.MetricsToken = *metricsAddr, *metricsToken
 	cfg.WebhookAllowPrivate = *allowPrivate
 	cfg.OpenAIBaseURL, cfg.OpenAIKey, cfg.AnthropicBaseURL, cfg.AnthropicKey = *openaiURL, *openaiKey, *anthropicURL, *anthropicKey
 	cfg.Speech = sp

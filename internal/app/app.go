@@ -6,12 +6,16 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +40,7 @@ import (
 	"switchboard/internal/scheduling"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
+	"switchboard/internal/throttle"
 	"switchboard/internal/webhook"
 )
 
@@ -48,7 +53,24 @@ type Config struct {
 	DB        string
 	PublicURL string
 	RateLimit float64
-	Sandbox   sandbox.Config
+	// RefusalLimit is how many refusals per second a client address may
+	// add once RefusalBurst are spent: requests whose API key check fails
+	// (401) and gateway handshakes that are refused. Past it the client is
+	// answered 429 before any lookup. 0 disables.
+	RefusalLimit float64
+	// RefusalBurst is how many refusals in a row a client address may have.
+	RefusalBurst int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client; from anyone else the TCP peer is the client.
+	TrustedProxies throttle.Proxies
+	// MetricsAddr, when set, is a listener of its own for GET /metrics,
+	// which the public port then does not serve.
+	MetricsAddr string
+	// MetricsToken, when set, is required as "Authorization: Bearer …" on
+	// GET /metrics; with no MetricsAddr, /metrics is then served on the
+	// public port behind it. With neither, /metrics is not served.
+	MetricsToken string
+	Sandbox      sandbox.Config
 	// LostCallGrace is how long a queued or ringing call may go without any
 	// progress, and a conversation may outlive its maximum duration, before
 	// housekeeping ends it as lost (its owner died).
@@ -104,6 +126,8 @@ func DefaultConfig() Config {
 		Addr:              "127.0.0.1:8080",
 		DB:                "sqlite:./data/switchboard.db",
 		RateLimit:         100,
+		RefusalLimit:      1,
+		RefusalBurst:      20,
 		LostCallGrace:     5 * time.Minute,
 		JobPoll:           200 * time.Millisecond,
 		HousekeepingEvery: 10 * time.Second,
@@ -125,6 +149,8 @@ type Main struct {
 	api     *httpapi.Server
 	http    *http.Server
 	ln      net.Listener
+	// metricsLn is the metrics listener (Config.MetricsAddr), if any.
+	metricsLn net.Listener
 	// workers are the background loops Main owns; Close stops and waits.
 	workerCtx   context.Context
 	phone       *phoneConversations
@@ -192,7 +218,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
-	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard},
+	// One budget of refusals per client address, shared by the REST API
+	// and the gateway: a client that floods either is slowed on both.
+	refusals := throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.RefusalLimit, Burst: cfg.RefusalBurst})
+	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
+		Refusals: refusals, Proxies: cfg.TrustedProxies},
 		db, calls, sched, log, reg)
 	m.startWorker(func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
@@ -204,7 +234,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		m.phone.voiceSlots = make(chan struct{}, max(cmp.Or(cfg.SandboxVoiceCalls, 4), 1))
 	}
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
-		VoiceObserver: vm, Log: log.With("component", "gateway")})
+		VoiceObserver: vm, Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
+	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",
+		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
 	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: func(c call.Call) {
 		m.phone.ended(c)
 		m.gateway.CallEnded(c)
@@ -262,7 +294,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if err := m.serveMetrics(mux, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), refusals); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"status":true,"message":"ok"}`)
@@ -423,5 +457,91 @@ func (c *callsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for st := call.Queued; st <= call.Ended; st++ {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), st.Text())
+	}
+}
+
+// MetricsURL is http://address of the metrics listener, or "" when there
+// is none (Config.MetricsAddr empty).
+func (m *Main) MetricsURL() string {
+	if m.metricsLn == nil {
+		return ""
+	}
+	return "http://" + m.metricsLn.Addr().String()
+}
+
+// serveMetrics serves GET /metrics where the configuration says: on a
+// listener of its own (MetricsAddr; the public port does not serve it),
+// else on the public mux when a token guards it, else nowhere. The token,
+// when set, is required wherever /metrics is served; wrong tokens spend
+// the client's refusal budget like bad API keys.
+func (m *Main) serveMetrics(public *http.ServeMux, h http.Handler, refusals *throttle.Limiter) error {
+	if m.cfg.MetricsToken != "" {
+		h = bearer(m.cfg.MetricsToken, h, refusals, m.cfg.TrustedProxies)
+	}
+	switch {
+	case m.cfg.MetricsAddr != "":
+		ln, err := net.Listen("tcp", m.cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		m.metricsLn = ln
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", h)
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+			ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)}
+		m.startWorker(func(ctx context.Context) {
+			stop := context.AfterFunc(ctx, func() { srv.Close() })
+			defer stop()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				m.log.Error("metrics server stopped", "err", err)
+			}
+		})
+		m.log.Info("serving metrics", "addr", ln.Addr().String(), "token", m.cfg.MetricsToken != "")
+	case m.cfg.MetricsToken != "":
+		public.Handle("GET /metrics", h)
+		m.log.Info("serving metrics on the public port behind the token")
+	default:
+		m.log.Info("metrics are not served: set --metrics-addr (or --metrics-token to serve them on the public port)")
+	}
+	return nil
+}
+
+// bearer requires "Authorization: Bearer token" (compared in constant time).
+func bearer(token string, h http.Handler, refusals *throttle.Limiter, proxies throttle.Proxies) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client := proxies.Client(r)
+		w.Header().Set("Content-Type", "application/json")
+		if wait, blocked := refusals.Blocked(client); blocked {
+			w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1)))
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprintln(w, `{"status":false,"message":"too many requests from this address failed authentication; retry later"}`)
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			refusals.Refused(client)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintln(w, `{"status":false,"message":"metrics need Authorization: Bearer <the metrics token>"}`)
+			return
+		}
+		w.Header().Del("Content-Type")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// gatewayCollector reports the gateway's counters.
+type gatewayCollector struct {
+	gw       *gateway.Server
+	refusals *prometheus.Desc
+}
+
+func (c *gatewayCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.refusals }
+
+func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
+	for reason, n := range c.gw.Stats().Refusals {
+		ch <- prometheus.MustNewConstMetric(c.refusals, prometheus.CounterValue, float64(n), reason)
 	}
 }

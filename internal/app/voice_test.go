@@ -255,7 +255,7 @@ func voiceBooking(t *testing.T, dbURL string) {
 	if l, _ := detail["latency"].(map[string]any); l == nil || l["turns"] != 2.0 || l["p95"] == nil {
 		t.Errorf("call latency = %v, want p50/p95 over 2 turns", detail["latency"])
 	}
-	m := b.req("GET", "/metrics", "", nil).Raw
+	m := b.metrics()
 	for _, want := range []string{`switchboard_voice_turn_latency_seconds_count{stage="platform"} 2`, `switchboard_voice_calls_total 1`, `switchboard_voice_frames_dropped_total{direction="in"} 0`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -390,7 +390,7 @@ func TestVoiceBargeIn(t *testing.T) {
 		t.Errorf("stored turn = %v, want interrupted with text %q", stored, done.Text)
 	}
 	t.Logf("heard %q after %d ms", done.Text, clear.PlayedMs)
-	if m := b.req("GET", "/metrics", "", nil).Raw; !strings.Contains(m, "switchboard_voice_barge_ins_total 1") {
+	if m := b.metrics(); !strings.Contains(m, "switchboard_voice_barge_ins_total 1") {
 		t.Errorf("/metrics does not count the barge-in")
 	}
 }
