@@ -204,7 +204,9 @@ type Counter interface {
 // Event is a webhook event to queue for an organization's endpoints that
 // subscribe to its type.
 type Event struct {
-	// ID is stable for the event (webhook-id is derived from it per endpoint).
+	// ID names the event in logs. The store does not keep it: each
+	// subscribed endpoint gets a message of its own (msg_…), whose id is
+	// the webhook-id of every delivery attempt.
 	ID   string
 	Type string
 	At   time.Time

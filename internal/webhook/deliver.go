@@ -60,7 +60,7 @@ func NewMessage(eventType string, at time.Time, data any) (Message, error) {
 	if err != nil {
 		return Message{}, fmt.Errorf("webhook: encoding %s payload: %w", eventType, err)
 	}
-	return Message{ID: id.New("msg"), Type: eventType, Timestamp: at, Body: body}, nil
+	return Message{ID: id.New(id.Message), Type: eventType, Timestamp: at, Body: body}, nil
 }
 
 func validEventType(s string) bool {

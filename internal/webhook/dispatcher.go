@@ -91,7 +91,7 @@ func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now fun
 			state = store.OutboxFailed
 		}
 	}
-	rec := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
+	rec := store.Delivery{ID: id.New(id.Delivery), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 		Attempt: attempt, Status: res.Status, Response: res.Body, Error: res.Err, Duration: res.Duration, At: at}
 	if err := d.Store.RecordDelivery(ctx, m, rec, state, next); err != nil {
 		// The attempt happened: if its record is lost, the lease runs out
@@ -103,7 +103,7 @@ func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now fun
 		// is sent again after the lease, which at-least-once delivery
 		// allows (the receiver dedupes on webhook-id).
 		d.Log.Warn("recording a webhook delivery failed; recording it without the receiver's answer", "message_id", m.ID, "err", err)
-		rec.ID = id.New("dlv")
+		rec.ID = id.New(id.Delivery)
 		rec.Response = "<the answer could not be stored>"
 		rec.Error = asciiOnly(res.Err)
 		if !res.OK() && rec.Error == "" {

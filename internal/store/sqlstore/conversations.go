@@ -262,7 +262,7 @@ func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, event
 			}
 			if _, err := s.exec(ctx, tx, `INSERT INTO webhook_outbox (id, org_id, webhook_id, type, payload, state, next_at, created_at, updated_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				id.New("msg"), orgID, ep.id, ev.Type, string(payload), store.OutboxPending, ms(ev.At), ms(ev.At), ms(ev.At)); err != nil {
+				id.New(id.Message), orgID, ep.id, ev.Type, string(payload), store.OutboxPending, ms(ev.At), ms(ev.At), ms(ev.At)); err != nil {
 				return err
 			}
 		}
