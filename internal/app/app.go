@@ -83,7 +83,8 @@ type Config struct {
 	Scheduling scheduling.Config
 	// HousekeepingEvery is the housekeeping interval.
 	HousekeepingEvery time.Duration
-	// ShutdownTimeout bounds graceful shutdown.
+	// ShutdownTimeout bounds graceful shutdown; Close gives each of its
+	// stages its own share (stopGatewayBy…).
 	ShutdownTimeout time.Duration
 	// WebhookAllowPrivate lets webhook endpoints resolve to loopback and
 	// private addresses (tests, trusted networks).
@@ -151,11 +152,11 @@ type Main struct {
 	ln      net.Listener
 	// metricsLn is the metrics listener (Config.MetricsAddr), if any.
 	metricsLn net.Listener
-	// workers are the background loops Main owns; Close stops and waits.
-	workerCtx   context.Context
-	phone       *phoneConversations
-	gateway     *gateway.Server
-	speech      *SpeechEngines
+	phone     *phoneConversations
+	gateway   *gateway.Server
+	speech    *SpeechEngines
+	// workers are the background loops Main owns (startWorker);
+	// stopWorkers cancels their context, and Close waits for them.
 	stopWorkers context.CancelFunc
 	workers     sync.WaitGroup
 	// BootstrapKey is the key printed on the first start, for tests.
@@ -167,7 +168,8 @@ type Main struct {
 // starts the job queue and begins serving. out receives the one-time key banner.
 func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Main, error) {
 	m := &Main{cfg: cfg, log: log, out: out}
-	m.workerCtx, m.stopWorkers = context.WithCancel(context.Background())
+	workerCtx, stopWorkers := context.WithCancel(context.Background())
+	m.stopWorkers = stopWorkers
 	ok := false
 	defer func() {
 		if !ok {
@@ -224,10 +226,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
 		Refusals: refusals, Proxies: cfg.TrustedProxies},
 		db, calls, sched, log, reg)
-	m.startWorker(func(ctx context.Context) {
+	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
-	m.phone = newPhoneConversations(m.workerCtx, db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
+	m.phone = newPhoneConversations(db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
 	vm := newVoiceMetrics(reg)
 	if cfg.SandboxVoice {
 		m.phone.voices, m.phone.observer = m.speech, vm
@@ -241,7 +243,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		m.phone.ended(c)
 		m.gateway.CallEnded(c)
 	}})
-	m.startWorker(func(ctx context.Context) {
+	m.startWorker(workerCtx, func(ctx context.Context) {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
@@ -255,7 +257,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			}
 		}
 	})
-	m.startWorker(func(ctx context.Context) {
+	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&webhook.Dispatcher{Store: db, Sender: &webhook.Sender{Client: &http.Client{Transport: guard.Transport()}},
 			Log: log.With("component", "webhooks"), Every: cfg.WebhookEvery}).Run(ctx)
 	})
@@ -274,7 +276,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if err := m.queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("start job queue: %w", err)
 	}
-	m.startWorker(func(ctx context.Context) {
+	m.startWorker(workerCtx, func(ctx context.Context) {
 		every := cfg.PromoteEvery
 		if every <= 0 {
 			every = 200 * time.Millisecond
@@ -294,7 +296,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	})
 
 	mux := http.NewServeMux()
-	if err := m.serveMetrics(mux, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), refusals); err != nil {
+	if err := m.serveMetrics(ctx, workerCtx, mux, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), refusals); err != nil {
 		return nil, err
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -341,9 +343,10 @@ func cmpOrDur(d, def time.Duration) time.Duration {
 	return d
 }
 
-// startWorker runs fn in a goroutine that Close stops and waits for.
-func (m *Main) startWorker(fn func(ctx context.Context)) {
-	m.workers.Go(func() { fn(m.workerCtx) })
+// startWorker runs fn(ctx) in a goroutine that Close waits for; ctx is
+// the workers' context, which Close cancels (stopWorkers).
+func (m *Main) startWorker(ctx context.Context, fn func(ctx context.Context)) {
+	m.workers.Go(func() { fn(ctx) })
 }
 
 // Addr is the address the server listens on (useful with :0).
@@ -393,40 +396,62 @@ func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *
 	return errors.Join(errs...)
 }
 
-// Close shuts down gracefully: stop taking requests, let running jobs and
-// requests finish, end live calls, flush, close the database.
+// Shares of Config.ShutdownTimeout, in fifths, that the stages of Close
+// run until, counted from the start of Close. Each stage has its own
+// deadline, so one that overruns (a web client that never answers the
+// close handshake) cannot take the next one's time; a stage that finishes
+// early leaves what it did not use to the next. Every stage so gets at
+// least its share: the gateway and the HTTP drain a fifth each, the job
+// queue two fifths, the background loops, phone conversations and
+// providers the last fifth.
+const (
+	stopGatewayBy = 1 // live web calls end system-shutdown; close handshakes
+	stopHTTPBy    = 2 // in-flight requests finish
+	stopQueueBy   = 4 // running jobs finish
+	stopCallsBy   = 5 // loops stop; conversations and provider calls end
+)
+
+// Close shuts down gracefully in stages, each within its own share of
+// ShutdownTimeout (stopGatewayBy…): end live web calls and close their
+// sockets (clients that do not answer the close handshake in time are cut,
+// which is logged, not an error), stop taking requests and let running ones
+// finish, let running jobs finish, stop the background loops, end live
+// phone calls and conversations, then flush and close the database. It
+// returns what did not stop cleanly within its share.
 func (m *Main) Close(ctx context.Context) error {
-	timeout := m.cfg.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = 20 * time.Second
+	total := cmpOrDur(m.cfg.ShutdownTimeout, 20*time.Second)
+	began := time.Now()
+	stage := func(fifths int) (context.Context, context.CancelFunc) {
+		return context.WithDeadline(ctx, began.Add(total*time.Duration(fifths)/5))
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var errs []error
 	if m.gateway != nil {
 		// Before the HTTP server: Shutdown does not wait for hijacked
-		// (websocket) connections; live web calls end with system-shutdown.
-		errs = append(errs, m.gateway.Close(ctx))
+		// (websocket) connections.
+		sctx, cancel := stage(stopGatewayBy)
+		if err := m.gateway.Close(sctx); err != nil {
+			m.log.Warn("web-call clients did not close their sockets in time and were cut", "err", err, "after", time.Since(began).String())
+		}
+		cancel()
 	}
 	if m.http != nil {
-		errs = append(errs, m.http.Shutdown(ctx))
+		sctx, cancel := stage(stopHTTPBy)
+		if err := m.http.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("http: requests did not finish in time: %w", err))
+			m.http.Close()
+		}
+		cancel()
 	} else if m.ln != nil {
 		m.ln.Close()
 	}
 	if m.queue != nil {
-		errs = append(errs, m.queue.Stop(ctx))
+		sctx, cancel := stage(stopQueueBy)
+		errs = append(errs, m.queue.Stop(sctx))
+		cancel()
 	}
-	if m.stopWorkers != nil {
-		m.stopWorkers()
-		m.workers.Wait()
-	}
-	if m.phone != nil {
-		m.phone.wait()
-	}
-	errs = append(errs, m.speech.Close())
-	if m.sandbox != nil {
-		errs = append(errs, m.sandbox.Close())
-	}
+	sctx, cancel := stage(stopCallsBy)
+	errs = append(errs, m.stopCalls(sctx))
+	cancel()
 	if m.api != nil {
 		m.api.Close()
 	}
@@ -434,6 +459,32 @@ func (m *Main) Close(ctx context.Context) error {
 		errs = append(errs, m.db.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// stopCalls stops the background loops, the phone conversations and the
+// providers (live calls end system-shutdown), waiting until ctx ends.
+func (m *Main) stopCalls(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() {
+		if m.stopWorkers != nil {
+			m.stopWorkers()
+			m.workers.Wait()
+		}
+		if m.phone != nil {
+			m.phone.stop()
+		}
+		errs := []error{m.speech.Close()}
+		if m.sandbox != nil {
+			errs = append(errs, m.sandbox.Close())
+		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("stop: background loops, conversations or provider calls did not end in time: %w", ctx.Err())
+	}
 }
 
 // callsCollector reports calls by status from the per-status totals.
@@ -474,13 +525,13 @@ func (m *Main) MetricsURL() string {
 // else on the public mux when a token guards it, else nowhere. The token,
 // when set, is required wherever /metrics is served; wrong tokens spend
 // the client's refusal budget like bad API keys.
-func (m *Main) serveMetrics(public *http.ServeMux, h http.Handler, refusals *throttle.Limiter) error {
+func (m *Main) serveMetrics(ctx, workerCtx context.Context, public *http.ServeMux, h http.Handler, refusals *throttle.Limiter) error {
 	if m.cfg.MetricsToken != "" {
 		h = bearer(m.cfg.MetricsToken, h, refusals, m.cfg.TrustedProxies)
 	}
 	switch {
 	case m.cfg.MetricsAddr != "":
-		ln, err := net.Listen("tcp", m.cfg.MetricsAddr)
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", m.cfg.MetricsAddr)
 		if err != nil {
 			return fmt.Errorf("metrics listener: %w", err)
 		}
@@ -489,7 +540,7 @@ func (m *Main) serveMetrics(public *http.ServeMux, h http.Handler, refusals *thr
 		mux.Handle("GET /metrics", h)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
 			ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)}
-		m.startWorker(func(ctx context.Context) {
+		m.startWorker(workerCtx, func(ctx context.Context) {
 			stop := context.AfterFunc(ctx, func() { srv.Close() })
 			defer stop()
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -21,7 +21,6 @@ import (
 // this node. On the sandbox network the other party is a persona that
 // speaks text; providers with real audio plug the audio pipeline in here.
 type phoneConversations struct {
-	ctx    context.Context // the workers' context: canceled at shutdown
 	store  store.Store
 	calls  *callctl.Service
 	brains *conversation.Brains
@@ -38,13 +37,14 @@ type phoneConversations struct {
 	// bound run as text.
 	voiceSlots chan struct{}
 
-	mu   sync.Mutex
-	live map[string]*personaLine
-	wg   sync.WaitGroup
+	mu      sync.Mutex
+	stopped bool // stop was called: conversations end as they start
+	live    map[string]*personaLine
+	wg      sync.WaitGroup
 }
 
-func newPhoneConversations(ctx context.Context, st store.Store, calls *callctl.Service, brains *conversation.Brains, log *slog.Logger, think time.Duration) *phoneConversations {
-	return &phoneConversations{ctx: ctx, store: st, calls: calls, brains: brains, log: log, think: think, live: map[string]*personaLine{}}
+func newPhoneConversations(st store.Store, calls *callctl.Service, brains *conversation.Brains, log *slog.Logger, think time.Duration) *phoneConversations {
+	return &phoneConversations{store: st, calls: calls, brains: brains, log: log, think: think, live: map[string]*personaLine{}}
 }
 
 // answered starts the conversation of an answered call (callctl hook).
@@ -53,7 +53,14 @@ func (p *phoneConversations) answered(c call.Call) {
 		return
 	}
 	line := &personaLine{persona: sandbox.PersonaFor(c.To), in: make(chan conversation.Input, 8), think: p.think, stop: make(chan struct{})}
+	// The conversation's context is canceled by stop (shutdown): it then
+	// ends system-shutdown.
+	ctx, cancel := context.WithCancel(context.Background())
+	line.cancel = cancel
 	p.mu.Lock()
+	if p.stopped {
+		cancel()
+	}
 	p.live[c.ID] = line
 	p.mu.Unlock()
 	p.wg.Go(func() {
@@ -62,8 +69,8 @@ func (p *phoneConversations) answered(c call.Call) {
 			delete(p.live, c.ID)
 			p.mu.Unlock()
 			line.close()
+			cancel()
 		}()
-		ctx := p.ctx
 		a, err := p.store.GetAssistant(ctx, c.OrgID, c.AssistantID)
 		if err != nil {
 			p.log.Error("conversation cannot start: assistant", "call_id", c.ID, "err", err)
@@ -105,8 +112,17 @@ func (p *phoneConversations) ended(c call.Call) {
 	}
 }
 
-// wait waits for every conversation to end (after the context is canceled).
-func (p *phoneConversations) wait() { p.wg.Wait() }
+// stop ends every conversation on this node (each ends system-shutdown,
+// as do calls answered from now on) and waits for them.
+func (p *phoneConversations) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	for _, line := range p.live {
+		line.cancel()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
 
 // personaLine connects a conversation to a sandbox persona: the persona
 // hears each assistant turn and answers after a short pause.
@@ -114,6 +130,7 @@ type personaLine struct {
 	persona sandbox.Persona
 	in      chan conversation.Input
 	think   time.Duration
+	cancel  context.CancelFunc // ends the conversation (shutdown)
 
 	mu     sync.Mutex
 	stop   chan struct{}

@@ -124,7 +124,7 @@ func start(t *testing.T, cfg Config) *testBundle {
 func (b *testBundle) stop() {
 	if b.m != nil {
 		if err := b.m.Close(context.Background()); err != nil {
-			b.t.Logf("Close: %v", err)
+			b.t.Errorf("Close: %v", err)
 		}
 		b.m = nil
 	}

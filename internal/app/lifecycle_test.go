@@ -96,3 +96,41 @@ func TestLostCallsEnd(t *testing.T) {
 		t.Errorf("a conversation within its maximum duration was ended: %v", c)
 	}
 }
+
+// TestCloseCutsSilentWebClient: a web-call client that never answers the
+// close handshake is cut within the gateway's share of the shutdown
+// budget; the job queue still gets its own and stops cleanly, so Close
+// returns nil within ShutdownTimeout, and the call is recorded ended
+// system-shutdown.
+func TestCloseCutsSilentWebClient(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		cfg := testConfig(dbURL)
+		cfg.ShutdownTimeout = 3 * time.Second // the gateway's close handshake waits 10 s
+		b := start(t, cfg)
+		asst := b.bookingAssistant(b.key)
+		callID, ws := b.dialWebCall(asst)
+		ws.until(isTurnDone) // then never reads again: the close frame goes unanswered
+		b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"] == 2.0 })
+
+		m := b.m
+		b.m = nil
+		began := time.Now()
+		err := m.Close(context.Background())
+		took := time.Since(began)
+		if err != nil {
+			t.Errorf("Close with a silent web client = %v, want nil", err)
+		}
+		// Generous slack for a loaded machine: the point is that it does
+		// not wait for the client's 10 s handshake.
+		if limit := cfg.ShutdownTimeout + 2*time.Second; took > limit {
+			t.Errorf("Close with a silent web client took %s, want under %s", took, limit)
+		}
+
+		b2 := start(t, cfg)
+		b2.key = b.key
+		c := b2.must(200, "GET", "/v1/calls/"+callID, nil).data()
+		if c["status"] != 3.0 || c["endedReason"] != "system-shutdown" {
+			t.Errorf("web call after Close = %v/%v, want ended (3) system-shutdown", c["status"], c["endedReason"])
+		}
+	})
+}
