@@ -29,7 +29,7 @@ func (p *Pipeline) enqueue(it speakItem) bool {
 	select {
 	case p.speakQ <- it:
 		return true
-	case <-it.t.ctx.Done():
+	case <-it.t.stopped:
 	case <-p.quit:
 	}
 	return false
@@ -62,7 +62,7 @@ func (p *Pipeline) speak(ctx context.Context) {
 		}
 		if err := p.synthesize(ctx, it.t, it.text, enc, opts); err != nil {
 			enc.Reset()
-			if ctx.Err() != nil || it.t.ctx.Err() != nil {
+			if ctx.Err() != nil || it.t.isStopped() {
 				continue // cut, or the call is over
 			}
 			p.log.Error("text-to-speech failed; ending the call", "provider", p.cfg.Synthesizer.Name(), "err", err)
@@ -75,12 +75,17 @@ func (p *Pipeline) speak(ctx context.Context) {
 func (p *Pipeline) synthesize(ctx context.Context, t *turn, text string, enc *audio.Encoder, opts speech.VoiceOptions) error {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(t.ctx, cancel)()
 	p.mu.Lock()
-	if t.cut {
+	if t.cut || t.isStopped() {
 		p.mu.Unlock()
 		return errTurnCut
 	}
+	t.synthCancel = cancel // a cut cancels tctx
+	defer func() {
+		p.mu.Lock()
+		t.synthCancel = nil
+		p.mu.Unlock()
+	}()
 	if t.synthStart.IsZero() {
 		t.synthStart = p.cfg.Now()
 	}
@@ -149,7 +154,7 @@ func (p *Pipeline) push(ctx context.Context, t *turn, frame []byte, flags byte) 
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.ctx.Done():
+		case <-t.stopped:
 			return errTurnCut
 		case <-wait.C:
 		}

@@ -14,10 +14,13 @@ import (
 // turn is one assistant turn as the pipeline speaks it. Fields are guarded
 // by Pipeline.mu.
 type turn struct {
-	id     string
-	idx    uint32 // tags its frames in the pacer
-	ctx    context.Context
-	cancel context.CancelFunc // stops its synthesis (cut)
+	id  string
+	idx uint32 // tags its frames in the pacer
+	// stopped is closed by stopLocked when the turn is cut or forgotten:
+	// its synthesis and every wait on its behalf end.
+	stopped chan struct{}
+	// synthCancel cancels the synthesis of the sentence under way, if any.
+	synthCancel context.CancelFunc
 
 	pending   strings.Builder // text not yet a whole sentence
 	sentences []sentence
@@ -98,17 +101,39 @@ func (p *Pipeline) turnLocked(turnID string) *turn {
 		return t
 	}
 	p.nextIdx++
-	t := &turn{id: turnID, idx: p.nextIdx, measure: p.measure}
-	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t := &turn{id: turnID, idx: p.nextIdx, measure: p.measure, stopped: make(chan struct{})}
 	p.measure = nil
 	p.turns[turnID] = t
 	p.byIdx[t.idx] = t
 	return t
 }
 
+// stopLocked ends t's synthesis and the waits on its behalf; it may be
+// called more than once.
+func (t *turn) stopLocked() {
+	if t.isStopped() {
+		return
+	}
+	close(t.stopped)
+	if t.synthCancel != nil {
+		t.synthCancel()
+	}
+}
+
+// isStopped reports whether t was cut or forgotten. It reads a channel
+// and needs no lock.
+func (t *turn) isStopped() bool {
+	select {
+	case <-t.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 // forgetLocked drops a finished turn's state.
 func (p *Pipeline) forgetLocked(t *turn) {
-	t.cancel()
+	t.stopLocked()
 	delete(p.turns, t.id)
 	delete(p.byIdx, t.idx)
 	if p.playing == t {
@@ -254,7 +279,7 @@ func (p *Pipeline) cutLocked(t *turn) (heard string, playedMs int64, clear bool)
 	}
 	clear = t.sent > 0 && !t.cut
 	t.cut = true
-	t.cancel()
+	t.stopLocked()
 	if p.playing == t {
 		p.pacer.Clear()
 		p.playing = nil

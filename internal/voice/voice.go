@@ -313,7 +313,7 @@ func (p *Pipeline) release() {
 		if t.textDone && !t.ended && !t.cut {
 			heard, _ := p.heardLocked(t)
 			t.cut = true
-			t.cancel()
+			t.stopLocked()
 			cut = append(cut, conversation.Input{Kind: conversation.Interrupt, TurnID: t.id, Text: heard, Breakdown: t.bd})
 		}
 	}
