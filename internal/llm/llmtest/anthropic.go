@@ -73,38 +73,39 @@ func (f *anthropicFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // message_stop.
 func (f *anthropicFake) stream(w http.ResponseWriter, r *http.Request, n int, turn Turn, req *anRequest, body []byte) {
 	w.Header().Set("Request-Id", fmt.Sprintf("req_llmtest%d", n))
-	ew := f.s.startStream(w, r, turn)
+	ctx := r.Context()
+	ew := f.s.startStream(w, turn)
 	sent := 0
 	in, _ := usageFor(turn, body, 0)
 	msg := anMessageOut{
 		ID: fmt.Sprintf("msg_llmtest%d", n), Type: "message", Role: "assistant", Model: req.Model,
 		Content: []struct{}{}, Usage: anUsageOut{InputTokens: &in, CacheCreationInputTokens: new(int), CacheReadInputTokens: new(int), OutputTokens: 1},
 	}
-	if !ew.event("message_start", anEvent{Type: "message_start", Message: &msg}) {
+	if !ew.event(ctx, "message_start", anEvent{Type: "message_start", Message: &msg}) {
 		return
 	}
 	index := 0
 	if len(turn.Text) > 0 || turn.MidStreamError {
-		if !ew.event("content_block_start", anEvent{Type: "content_block_start", Index: &index, ContentBlock: anTextBlock{Type: "text"}}) {
+		if !ew.event(ctx, "content_block_start", anEvent{Type: "content_block_start", Index: &index, ContentBlock: anTextBlock{Type: "text"}}) {
 			return
 		}
-		if !ew.event("ping", `{"type": "ping"}`) {
+		if !ew.event(ctx, "ping", `{"type": "ping"}`) {
 			return
 		}
 		for i, text := range turn.Text {
 			if turn.MidStreamError && i == midpoint(turn) {
 				break
 			}
-			if !ew.event("content_block_delta", anEvent{Type: "content_block_delta", Index: &index, Delta: anTextBlock{Type: "text_delta", Text: text}}) {
+			if !ew.event(ctx, "content_block_delta", anEvent{Type: "content_block_delta", Index: &index, Delta: anTextBlock{Type: "text_delta", Text: text}}) {
 				return
 			}
 			sent++
 		}
 		if turn.MidStreamError {
-			ew.event("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			ew.event(ctx, "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 			return
 		}
-		if !ew.event("content_block_stop", anEvent{Type: "content_block_stop", Index: &index}) {
+		if !ew.event(ctx, "content_block_stop", anEvent{Type: "content_block_stop", Index: &index}) {
 			return
 		}
 		index++
@@ -115,16 +116,16 @@ func (f *anthropicFake) stream(w http.ResponseWriter, r *http.Request, n int, tu
 			id = fmt.Sprintf("toolu_llmtest%d_%d", n, i)
 		}
 		start := anToolUseBlock{Type: "tool_use", ID: id, Name: tc.Name, Input: json.RawMessage("{}")}
-		if !ew.event("content_block_start", anEvent{Type: "content_block_start", Index: &index, ContentBlock: start}) {
+		if !ew.event(ctx, "content_block_start", anEvent{Type: "content_block_start", Index: &index, ContentBlock: start}) {
 			return
 		}
 		for _, p := range append([]string{""}, pieces(compactArgs(tc.Arguments), argPiece)...) {
-			if !ew.event("content_block_delta", anEvent{Type: "content_block_delta", Index: &index, Delta: anJSONDelta{Type: "input_json_delta", PartialJSON: p}}) {
+			if !ew.event(ctx, "content_block_delta", anEvent{Type: "content_block_delta", Index: &index, Delta: anJSONDelta{Type: "input_json_delta", PartialJSON: p}}) {
 				return
 			}
 			sent++
 		}
-		if !ew.event("content_block_stop", anEvent{Type: "content_block_stop", Index: &index}) {
+		if !ew.event(ctx, "content_block_stop", anEvent{Type: "content_block_stop", Index: &index}) {
 			return
 		}
 		index++
@@ -144,10 +145,10 @@ func (f *anthropicFake) stream(w http.ResponseWriter, r *http.Request, n int, tu
 		stop = "tool_use"
 	}
 	_, out := usageFor(turn, body, sent)
-	if !ew.event("message_delta", anEvent{Type: "message_delta", Delta: anStop{StopReason: stop}, Usage: &anUsageOut{OutputTokens: out}}) {
+	if !ew.event(ctx, "message_delta", anEvent{Type: "message_delta", Delta: anStop{StopReason: stop}, Usage: &anUsageOut{OutputTokens: out}}) {
 		return
 	}
-	ew.event("message_stop", `{"type":"message_stop"}`)
+	ew.event(ctx, "message_stop", `{"type":"message_stop"}`)
 }
 
 // The stream's JSON, in the API's key order ("type" first).

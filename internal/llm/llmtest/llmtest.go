@@ -129,24 +129,23 @@ func (s *Server) take() (Turn, bool) {
 // turn's Interval between them.
 type eventWriter struct {
 	s        *Server
-	ctx      context.Context
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	interval time.Duration
 	sent     int
 }
 
-func (s *Server) startStream(w http.ResponseWriter, r *http.Request, turn Turn) *eventWriter {
+func (s *Server) startStream(w http.ResponseWriter, turn Turn) *eventWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	return &eventWriter{s: s, ctx: r.Context(), w: w, rc: http.NewResponseController(w), interval: turn.Interval}
+	return &eventWriter{s: s, w: w, rc: http.NewResponseController(w), interval: turn.Interval}
 }
 
 // event writes one event; name "" writes a bare data line (OpenAI). It
-// returns false once the client is gone.
-func (ew *eventWriter) event(name string, data any) bool {
+// returns false once the client is gone (ctx is the request's).
+func (ew *eventWriter) event(ctx context.Context, name string, data any) bool {
 	raw, ok := data.(string)
 	if !ok {
 		b, err := json.Marshal(data)
@@ -156,7 +155,7 @@ func (ew *eventWriter) event(name string, data any) bool {
 		}
 		raw = string(b)
 	}
-	if ew.sent > 0 && !ew.s.fake.Wait(ew.ctx, ew.interval) {
+	if ew.sent > 0 && !ew.s.fake.Wait(ctx, ew.interval) {
 		return false
 	}
 	ew.sent++

@@ -83,11 +83,12 @@ func (f *openAIFake) stream(w http.ResponseWriter, r *http.Request, n int, turn 
 	if includeUsage {
 		base.Usage = json.RawMessage("null")
 	}
-	ew := f.s.startStream(w, r, turn)
+	ctx := r.Context()
+	ew := f.s.startStream(w, turn)
 	send := func(d oaDelta, finish *string) bool {
 		c := base
 		c.Choices = []oaChoice{{Delta: d, Logprobs: json.RawMessage("null"), FinishReason: finish}}
-		return ew.event("", c)
+		return ew.event(ctx, "", c)
 	}
 	first := oaDelta{Role: "assistant", Content: json.RawMessage(`""`), Refusal: json.RawMessage("null")}
 	if len(turn.Text) == 0 && len(turn.ToolCalls) > 0 {
@@ -108,7 +109,7 @@ func (f *openAIFake) stream(w http.ResponseWriter, r *http.Request, n int, turn 
 		sent++
 	}
 	if turn.MidStreamError {
-		ew.event("", `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`)
+		ew.event(ctx, "", `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`)
 		return
 	}
 	for i, tc := range turn.ToolCalls {
@@ -152,11 +153,11 @@ func (f *openAIFake) stream(w http.ResponseWriter, r *http.Request, n int, turn 
 			CompletionTokens int `json:"completion_tokens"`
 			TotalTokens      int `json:"total_tokens"`
 		}{in, out, in + out})
-		if !ew.event("", c) {
+		if !ew.event(ctx, "", c) {
 			return
 		}
 	}
-	ew.event("", "[DONE]")
+	ew.event(ctx, "", "[DONE]")
 }
 
 type oaChunk struct {
