@@ -28,13 +28,34 @@ type Service struct {
 	now       func() time.Time
 
 	mu      sync.Mutex
-	hangups map[string]string // call id → reason asked for, until its Ended event
+	hangups map[string]hangup // by call id, until its Ended event (or hangupTTL)
 	hooks   Hooks
 }
 
+// hangup is a hang-up End asked a provider for: how the call is to end.
+// It is kept until the provider's Ended event, which carries no reason of
+// its own when it answers a hang-up; if End could not record the end (the
+// database failed), that event records it as End asked. It is dropped when
+// the event comes, when the provider's Hangup fails (no event is promised)
+// and, for a provider that never answers, after hangupTTL.
+type hangup struct {
+	outcome call.Outcome
+	reason  string
+	result  call.Result
+	asked   time.Time
+}
+
+// hangupTTL is how long a hang-up waits for its provider's Ended event;
+// providers answer in seconds, so an older one lost its call.
+const hangupTTL = 2 * time.Minute
+
+// hangupTimeout bounds a provider's Hangup, which runs even when End's
+// context is done: the far end must not stay on the line.
+const hangupTimeout = 10 * time.Second
+
 // New returns a Service. Providers are added with AddProvider before use.
 func New(st store.Store, log *slog.Logger) *Service {
-	return &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]string{}}
+	return &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]hangup{}}
 }
 
 // AddProvider registers a telephony provider under its name.
@@ -127,6 +148,7 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ch := call.Change{At: ev.At}
+	var result []call.Result
 	switch ev.Kind {
 	case telephony.Ringing:
 		ch.To = call.Ringing
@@ -134,21 +156,19 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 		ch.To = call.InProgress
 	case telephony.Ended:
 		ch.To, ch.Outcome, ch.Reason = call.Ended, call.Outcome(ev.Outcome), ev.Reason
-		s.mu.Lock()
-		if r, ok := s.hangups[ev.CallID]; ok {
-			delete(s.hangups, ev.CallID)
-			if ch.Reason == "" {
-				ch.Reason = r
-			}
+		if h, ok := s.takeHangup(ev.CallID); ok && ch.Reason == "" {
+			// The provider's answer to End's hang-up: when End could not
+			// record the end, this records it as End asked.
+			ch.Outcome, ch.Reason = h.outcome, h.reason
+			result = append(result, h.result)
 		}
-		s.mu.Unlock()
 		if ch.Reason == "" {
 			ch.Reason = call.ReasonAssistantEnded
 		}
 	default:
 		return
 	}
-	if _, err := s.transition(ctx, ev.CallID, ch); err != nil {
+	if _, err := s.transition(ctx, ev.CallID, ch, result...); err != nil {
 		s.log.Error("provider event not applied", "call_id", ev.CallID, "event", ev.Kind.String(), "err", err)
 	}
 }
@@ -269,21 +289,51 @@ func (s *Service) Connect(ctx context.Context, callID string) (call.Call, error)
 }
 
 // End ends a call with its conversation's result; a phone call is also
-// hung up at its provider.
+// hung up at its provider. When the end cannot be recorded (the database
+// failed) a phone call is hung up all the same, and the provider's Ended
+// event records it as asked (see hangup); End returns the error.
 func (s *Service) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
 	c, applied, err := s.apply(ctx, callID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: reason}, result)
-	if err != nil || !applied || c.Type != call.Phone {
+	if err == nil && !applied {
+		return c, nil // it had ended already
+	}
+	if c.Type != call.Phone {
 		return c, err
 	}
-	if prov, ok := s.providers[c.Provider]; ok {
-		s.mu.Lock()
-		s.hangups[c.ID] = reason
-		s.mu.Unlock()
-		if err := prov.Hangup(ctx, c.ID); err != nil {
-			s.log.Warn("provider hang-up failed", "call_id", c.ID, "err", err)
+	prov, ok := s.providers[c.Provider]
+	if !ok {
+		return c, err
+	}
+	s.askHangup(c.ID, hangup{outcome: outcome, reason: reason, result: result, asked: s.now()})
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hangupTimeout)
+	defer cancel()
+	if herr := prov.Hangup(hctx, c.ID); herr != nil {
+		s.takeHangup(c.ID) // no Ended event is promised
+		s.log.Warn("provider hang-up failed", "call_id", c.ID, "err", herr)
+	}
+	return c, err
+}
+
+// askHangup records a hang-up before the provider is asked, so that its
+// Ended event finds it, and drops hang-ups older than hangupTTL.
+func (s *Service) askHangup(callID string, h hangup) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, old := range s.hangups {
+		if h.asked.Sub(old.asked) > hangupTTL {
+			delete(s.hangups, id)
 		}
 	}
-	return c, nil
+	s.hangups[callID] = h
+}
+
+// takeHangup removes and returns the hang-up asked for callID, if any.
+func (s *Service) takeHangup(callID string) (hangup, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.hangups[callID]
+	delete(s.hangups, callID)
+	return h, ok
 }
 
 // EndUnjoined ends web calls that no client joined within timeout:
