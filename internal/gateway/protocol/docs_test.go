@@ -182,7 +182,12 @@ func (ds *docSession) check(ev ServerEvent, frame string) {
 		}
 		ds.deltas[e.TurnID] += e.Text
 	case TurnDone:
-		if e.Text != ds.deltas[e.TurnID] {
+		if ds.audio[e.TurnID] == "cleared" {
+			// What was heard: a prefix of what was sent.
+			if !strings.HasPrefix(ds.deltas[e.TurnID], e.Text) {
+				ds.errorf("turn.done %s text %q after a clear, want a prefix of its deltas %q", e.TurnID, e.Text, ds.deltas[e.TurnID])
+			}
+		} else if e.Text != ds.deltas[e.TurnID] {
 			ds.errorf("turn.done %s text %q, want its deltas %q", e.TurnID, e.Text, ds.deltas[e.TurnID])
 		}
 		switch ds.audio[e.TurnID] {
@@ -246,11 +251,6 @@ func (ds *docSession) transcript(e Transcript) {
 		switch {
 		case !ok:
 			ds.errorf("assistant transcript %s before its turn.done", e.TurnID)
-		case ds.audio[e.TurnID] == "cleared":
-			// What was heard: a prefix of what was sent.
-			if !strings.HasPrefix(d.Text, e.Text) {
-				ds.errorf("assistant transcript %s text %q after a clear, want a prefix of its turn.done text %q", e.TurnID, e.Text, d.Text)
-			}
 		case e.Text != d.Text:
 			ds.errorf("assistant transcript %s text %q, want its turn.done text %q", e.TurnID, e.Text, d.Text)
 		}
