@@ -57,6 +57,8 @@ func TestReadWAVHeader(t *testing.T) {
 
 // TestReadWAVHeaderEspeak reads what the installed espeak-ng writes.
 func TestReadWAVHeaderEspeak(t *testing.T) {
+	_, err := lookEspeak("")
+	needEngine(t, "espeak-ng", err)
 	out, err := exec.Command("espeak-ng", "--stdout", "hello").Output()
 	if err != nil {
 		t.Fatalf("espeak-ng --stdout: %v (run scripts/speech-deps.sh)", err)
