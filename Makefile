@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-short vet fmt bench-api bench-gateway bench-voice bench-recovery fuzz clean
+.PHONY: help build build-native run test test-short lint vet fmt bench-api bench-gateway bench-voice bench-recovery fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -34,14 +34,21 @@ run: ## install the speech packages if it can, build with them if present, serve
 	fi
 	./bin/switchboard serve
 
-test: ## go vet + go test -race on SQLite and PostgreSQL, with the native speech engines (what CI runs)
+test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the native speech engines (what CI runs)
 	@./scripts/ensure-deps.sh test
 	$(GO) vet -tags speech_native ./...
+	@$(MAKE) --no-print-directory lint
 	SWITCHBOARD_TEST_POSTGRES="$${SWITCHBOARD_TEST_POSTGRES:-$$(./scripts/ensure-postgres.sh)}" \
 		CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
 
-test-short: ## unit tests only, no PostgreSQL
+test-short: ## unit tests only, no PostgreSQL; the pure-Go build (tests that need the speech engines skip)
 	$(GO) test -short ./...
+
+# The linters, and why each is on, are in .golangci.yml; the pinned
+# golangci-lint is installed into ./bin by scripts/ensure-deps.sh.
+lint: ## golangci-lint (.golangci.yml) over the speech_native build
+	@./scripts/ensure-deps.sh lint
+	CGO_ENABLED=1 ./bin/golangci-lint run ./...
 
 fmt: ## gofmt the tree
 	gofmt -w $$(git ls-files '*.go')

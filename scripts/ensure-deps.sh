@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
-# Installs what `make run` and `make test` need on a fresh Debian machine,
-# only when it is missing. Safe to run again: it does nothing the second time.
+# Installs what `make run`, `make lint` and `make test` need on a fresh
+# Debian machine, only when it is missing. Safe to run again: it does
+# nothing the second time.
+#
+#   ensure-deps.sh          Go
+#   ensure-deps.sh speech   + the offline speech packages (scripts/speech-deps.sh)
+#   ensure-deps.sh lint     + the speech packages (lint checks the
+#                             speech_native build) and golangci-lint in ./bin
+#   ensure-deps.sh test     + PostgreSQL, gcc, and all of lint's
 set -euo pipefail
+
+# golangci-lint for `make lint`: this exact version, built by `go install`
+# with the Go toolchain in use (it must be as new as the module's Go).
+golangci_lint_version="v2.15.0"
 
 need_go="1.26"
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
@@ -29,6 +40,16 @@ if [ ${#pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 fi
 
-if [ "${1:-}" = "test" ] || [ "${1:-}" = "speech" ]; then
-  "$(dirname "$0")/speech-deps.sh"
+case "${1:-}" in
+test | speech | lint) "$(dirname "$0")/speech-deps.sh" ;;
+esac
+
+if [ "${1:-}" = "test" ] || [ "${1:-}" = "lint" ]; then
+  bin="$(cd "$(dirname "$0")/.." && pwd)/bin"
+  have="$("$bin/golangci-lint" version --short 2>/dev/null || true)"
+  built="$(go version "$bin/golangci-lint" 2>/dev/null | awk '{print $2}' || true)"
+  if [ "v$have" != "$golangci_lint_version" ] || [ "$built" != "$(go env GOVERSION)" ]; then
+    echo "ensure-deps: installing golangci-lint $golangci_lint_version into bin/ (go install, $(go env GOVERSION))" >&2
+    GOBIN="$bin" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$golangci_lint_version"
+  fi
 fi
