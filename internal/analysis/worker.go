@@ -143,6 +143,6 @@ func (w *Worker) analyze(ctx context.Context, a store.Analysis) ([]byte, call.Ca
 	if r.Notes == nil {
 		r.Notes = []string{}
 	}
-	b, err := json.Marshal(resultJSON{Summary: r.Summary, Sentiment: r.Sentiment, SuccessEvaluation: r.SuccessEvaluation, StructuredData: r.StructuredData, Notes: r.Notes})
+	b, err := json.Marshal(resultJSON(r))
 	return b, c, err
 }

@@ -195,7 +195,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	reg.MustRegister(&callsCollector{db: db, desc: prometheus.NewDesc("switchboard_calls", "Calls by status.", []string{"status"}, nil)})
 
 	// Listen first so that a :0 port is known for the default public URL.
-	m.ln, err = net.Listen("tcp", cfg.Addr)
+	m.ln, err = new(net.ListenConfig).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}

@@ -74,13 +74,13 @@ func (p *phoneConversations) answered(c call.Call) {
 		a, err := p.store.GetAssistant(ctx, c.OrgID, c.AssistantID)
 		if err != nil {
 			p.log.Error("conversation cannot start: assistant", "call_id", c.ID, "err", err)
-			p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{})
+			p.fail(ctx, c)
 			return
 		}
 		brain, err := p.brains.New(ctx, c, a)
 		if err != nil {
 			p.log.Error("conversation cannot start: brain", "call_id", c.ID, "err", err)
-			p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{})
+			p.fail(ctx, c)
 			return
 		}
 		cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}
@@ -100,6 +100,14 @@ func (p *phoneConversations) answered(c call.Call) {
 		}
 		conversation.Run(ctx, cfg, line.in, line)
 	})
+}
+
+// fail ends a call whose conversation cannot start (model-failed). If that
+// cannot be recorded either, housekeeping ends the call as lost later.
+func (p *phoneConversations) fail(ctx context.Context, c call.Call) {
+	if _, err := p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{}); err != nil {
+		p.log.Error("ending a call whose conversation cannot start failed", "call_id", c.ID, "err", err)
+	}
 }
 
 // ended stops the conversation of a call that ended elsewhere (callctl hook).

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -82,8 +83,8 @@ type BareServer struct {
 }
 
 // StartBare starts the bare server.
-func StartBare(h http.Handler) (*BareServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func StartBare(ctx context.Context, h http.Handler) (*BareServer, error) {
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -533,8 +534,7 @@ func (r *runner) finishTurn(ctx context.Context, turnID, role, text string, star
 }
 
 func (r *runner) persist(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool, bd *call.Breakdown) {
-	var seq int
-	fmt.Sscanf(turnID, "turn_%d", &seq)
+	seq, _ := strconv.Atoi(strings.TrimPrefix(turnID, "turn_")) // nextTurnID's own format
 	t := call.Turn{ID: id.New("turn"), OrgID: r.cfg.Call.OrgID, CallID: r.cfg.Call.ID, Seq: seq, Role: role, Text: text,
 		StartedAt: started, EndedAt: r.cfg.Now(), Interrupted: interrupted, Latency: latency, Breakdown: bd}
 	if err := r.cfg.Turns.AppendTurn(context.WithoutCancel(ctx), t); err != nil {

@@ -190,7 +190,7 @@ func (q *Queue) Enqueue(ctx context.Context, jobs []Job) error {
 		params := make([]river.InsertManyParams, len(chunk))
 		for i, j := range chunk {
 			opts := DialArgs{}.InsertOpts()
-			params[i] = river.InsertManyParams{Args: DialArgs{AttemptID: j.AttemptID, Lease: j.Lease}, InsertOpts: &opts}
+			params[i] = river.InsertManyParams{Args: DialArgs(j), InsertOpts: &opts}
 		}
 		if err := q.insert(ctx, params); err != nil {
 			return err

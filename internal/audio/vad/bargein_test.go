@@ -132,7 +132,7 @@ func FuzzIsBackchannel(f *testing.F) {
 				t.Fatalf("BargeIn.IsBackchannel(%q) = %v but IsBackchannel(%q) = %v; punctuation must not matter", text, got, variant, again)
 			}
 		}
-		if upper := strings.ToUpper(text); strings.ToLower(upper) == strings.ToLower(text) && len(upper) <= maxBackchannelLen {
+		if upper := strings.ToUpper(text); strings.EqualFold(upper, text) && len(upper) <= maxBackchannelLen {
 			if again := b.IsBackchannel(upper); again != got {
 				t.Fatalf("BargeIn.IsBackchannel(%q) = %v but IsBackchannel(%q) = %v; case must not matter", text, got, upper, again)
 			}

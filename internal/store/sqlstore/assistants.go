@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
@@ -98,7 +99,7 @@ func (s *Store) DeleteAssistant(ctx context.Context, orgID, id string) error {
 		if err == nil {
 			return apperr.Conflictf("assistant is allocated to %s; allocate another assistant to it first", number)
 		}
-		if err != sql.ErrNoRows {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		return nil

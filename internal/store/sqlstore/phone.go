@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -127,7 +128,7 @@ func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.T
 		if err == nil {
 			return apperr.Conflictf("schedule %s has pending calls on this number; cancel it first", sid)
 		}
-		if err != sql.ErrNoRows {
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		_, err = s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ?`, orgID, id)

@@ -151,6 +151,9 @@ func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) (
 			out[i].Attempts[schedule.Progress(schedule.AttemptState(st), ended == 1)] += n
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, err
+		}
 	}
 	return out, total, nil
 }

@@ -157,7 +157,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("type=phone total does not match the seed (%d): %v %.200s", seed.PhoneCalls, err, phone)
 	}
 
-	bare, err := bench.StartBare(bench.BareHandler(page))
+	bare, err := bench.StartBare(ctx, bench.BareHandler(page))
 	if err != nil {
 		return err
 	}
@@ -351,8 +351,9 @@ func (r report) cpuRatio() float64 {
 // contended reports whether other processes competed for the CPUs.
 func (r report) contended() bool {
 	var l0, l1 float64
-	fmt.Sscan(r.load0, &l0)
-	fmt.Sscan(r.load1, &l1)
+	// A load that does not parse counts as none: the CPU share still says.
+	_, _ = fmt.Sscan(r.load0, &l0)
+	_, _ = fmt.Sscan(r.load1, &l1)
 	limit := float64(runtime.NumCPU()) + 0.5
 	return l0 > limit || l1 > limit || r.cpuShare < 0.75
 }

@@ -74,7 +74,7 @@ func run(n int, outPath string) error {
 	key := m.BootstrapKey
 	api := func(method, path string, body any) (map[string]any, error) {
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, m.URL()+path, bytes.NewReader(b))
+		req, _ := http.NewRequestWithContext(ctx, method, m.URL()+path, bytes.NewReader(b))
 		req.Header.Set("X-API-Key", key)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)

@@ -290,20 +290,22 @@ func (t *Transcriber) form(opts speech.TranscribeOptions, audio []int16) ([]byte
 	if model == "" {
 		model = DefaultTranscribeModel
 	}
-	mw.WriteField("model", model)
+	// Every write below goes into b, a bytes.Buffer, and cannot fail.
+	field := func(name, value string) { _ = mw.WriteField(name, value) }
+	field("model", model)
 	if lang := iso6391(opts.Language); lang != "" {
-		mw.WriteField("language", lang)
+		field("language", lang)
 	}
-	mw.WriteField("response_format", "json")
+	field("response_format", "json")
 	if prompt := hintsPrompt(opts.Hints); prompt != "" {
-		mw.WriteField("prompt", prompt)
+		field("prompt", prompt)
 	}
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", `form-data; name="file"; filename="utterance.wav"`)
 	h.Set("Content-Type", "audio/wav")
 	fw, _ := mw.CreatePart(h)
-	fw.Write(pcm.WAVHeader(opts.SampleRate, len(audio)))
-	fw.Write(pcm.AppendBytes(make([]byte, 0, 2*len(audio)), audio))
+	_, _ = fw.Write(pcm.WAVHeader(opts.SampleRate, len(audio)))
+	_, _ = fw.Write(pcm.AppendBytes(make([]byte, 0, 2*len(audio)), audio))
 	mw.Close()
 	return b.Bytes(), mw.FormDataContentType()
 }

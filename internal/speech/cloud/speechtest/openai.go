@@ -175,7 +175,7 @@ func (s *Server) serveTranscription(w http.ResponseWriter, r *http.Request) {
 	}
 	if fields["response_format"] == "text" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, turn.Text+"\n")
+		_, _ = io.WriteString(w, turn.Text+"\n") // a client that left gets nothing
 		return
 	}
 	providertest.WriteJSON(w, http.StatusOK, map[string]string{"text": turn.Text})
