@@ -472,7 +472,7 @@ func (ss *session) write(ctx context.Context) {
 	var seq int64
 	for {
 		if ctx.Err() != nil {
-			if context.Cause(ctx) == errOverflow {
+			if errors.Is(context.Cause(ctx), errOverflow) {
 				ss.close(closeOverflow)
 			}
 			return
@@ -551,7 +551,7 @@ func (ss *session) read(ctx, connCtx context.Context) {
 		}
 		v := ss.voice.Load()
 		if typ != websocket.MessageText && v == nil {
-			ss.abuse(protocol.CheckBinary(0, false).(*protocol.Error))
+			ss.abuseErr(protocol.CheckBinary(0, false))
 			return
 		}
 		frame, err := io.ReadAll(io.LimitReader(r, protocol.MaxFrame+1))
@@ -561,7 +561,7 @@ func (ss *session) read(ctx, connCtx context.Context) {
 		}
 		if typ != websocket.MessageText {
 			if err := protocol.CheckBinary(len(frame), true); err != nil {
-				ss.abuse(err.(*protocol.Error))
+				ss.abuseErr(err)
 				return
 			}
 			if err := v.Write(frame); err != nil { // the format was validated: a bug
@@ -727,6 +727,15 @@ func (ss *session) startVoice(connCtx context.Context) error {
 // abuse reports a fatal client error and marks the session for close 4400;
 // the reader then stops, which ends the call (customer-ended-call, as the
 // protocol document's table says).
+// abuseErr is abuse for an error of the protocol's checks (a *protocol.Error).
+func (ss *session) abuseErr(err error) {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		pe = &protocol.Error{Code: protocol.CodeInternal, Message: err.Error()} // CheckBinary returns only *protocol.Error
+	}
+	ss.abuse(pe)
+}
+
 func (ss *session) abuse(pe *protocol.Error) {
 	ss.srv.stats.abuse.Add(1)
 	ss.log.Info("the client broke the abuse rule; closing with 4400", "code", pe.Code, "message", pe.Message)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -63,7 +64,8 @@ func newObject(prefix string, data []byte, field string, errs *apperr.Fields) *o
 }
 
 func jsonErr(err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
 		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
 	}
 	return err.Error()

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -193,9 +194,7 @@ func TestParseObjectText(t *testing.T) {
 }
 
 func asAppErr(err error, e **apperr.Error) bool {
-	v, ok := err.(*apperr.Error)
-	*e = v
-	return ok
+	return errors.As(err, e)
 }
 
 func TestTextProblem(t *testing.T) {

@@ -113,7 +113,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		return nil, err
 	}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--log-level", "info"}, o.Args...)
-	cmd := exec.Command(o.Bin, args...)
+	cmd := exec.Command(o.Bin, args...) //nolint:noctx // the node outlives ctx: Kill and Stop end it
 	cmd.Env = append(os.Environ(), o.Env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -126,7 +126,7 @@ func TestLimiter(t *testing.T) {
 		t.Errorf("Blocked(%s) in another /64 = true, want false", v6c)
 	}
 
-	var off *Limiter = NewLimiter(LimiterConfig{Rate: 0, Burst: 3})
+	off := NewLimiter(LimiterConfig{Rate: 0, Burst: 3})
 	off.Refused(a)
 	if _, blocked := off.Blocked(a); blocked || off != nil {
 		t.Errorf("NewLimiter(Rate 0) = %v, blocks %v; want nil, never", off, blocked)
@@ -192,7 +192,7 @@ func TestSampler(t *testing.T) {
 		if n := strings.Count(buf.String(), "\n"); n != 2 {
 			t.Errorf("lines after Close = %d, want 2 (Close writes the open window's count)", n)
 		}
-		if !s.Sample("x") || !s.Sample("x") {
+		if first, second := s.Sample("x"), s.Sample("x"); !first || !second {
 			t.Errorf("Sample after Close = false, want everything logged")
 		}
 	})

@@ -106,7 +106,7 @@ func syntaxMessage(err error) string {
 	if errors.As(err, &se) {
 		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
 	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return "unexpected end of frame"
 	}
 	return err.Error()
@@ -205,15 +205,6 @@ func (o *object) id(key string, required bool) string {
 		o.fail(key, "must not be empty")
 	case len(s) > MaxIDBytes:
 		o.fail(key, "must be at most %d bytes, got %d", MaxIDBytes, len(s))
-	}
-	return s
-}
-
-// nonEmpty reads a required string that must not be "".
-func (o *object) nonEmpty(key string) string {
-	s, ok := o.string(key, true)
-	if ok && s == "" {
-		o.fail(key, "must not be empty")
 	}
 	return s
 }

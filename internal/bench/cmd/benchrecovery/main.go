@@ -61,7 +61,9 @@ func run(attempts int, restart time.Duration, runs int, pg, outPath string) erro
 		return "sqlite:" + filepath.Join(dir, "sb.db"), func() {}, nil
 	}}}
 	if pg != "" {
-		pgdb := func(ctx context.Context, _ string) (string, func(), error) { return nodetest.CreatePostgres(ctx, pg, "sbbench_") }
+		pgdb := func(ctx context.Context, _ string) (string, func(), error) {
+			return nodetest.CreatePostgres(ctx, pg, "sbbench_")
+		}
 		scenarios = append(scenarios,
 			scenario{name: "PostgreSQL, one node, restarted", db: pgdb},
 			scenario{name: "PostgreSQL, two nodes, one killed", survivor: true, db: pgdb})
