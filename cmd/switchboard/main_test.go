@@ -17,6 +17,29 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// serveOnce runs `serve` with args until it logs that it is serving, then
+// stops it; it returns what serve wrote on stdout and stderr (its log).
+func serveOnce(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), out, errb) }()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), `"msg":"serving"`); {
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("serve: no \"serving\" log line after 10 s:\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
@@ -90,21 +113,7 @@ func TestServeSpeech(t *testing.T) {
 	}
 	t.Setenv("SWITCHBOARD_SPEECH_OPENAI_STT_BASE_URL", "http://127.0.0.1:9/v1")
 	db := "sqlite:" + filepath.Join(t.TempDir(), "serve.db")
-	out, errb := &lockedBuffer{}, &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db}, out, errb) }()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), `"msg":"serving"`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve: no \"serving\" log line after 10 s:\n%s", errb.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v\n%s", err, errb.String())
-	}
-	logs := errb.String()
+	out, logs := serveOnce(t, "--addr", "127.0.0.1:0", "--db", db)
 	var line string
 	for _, l := range strings.Split(logs, "\n") {
 		if strings.Contains(l, `"msg":"speech providers"`) {
@@ -120,7 +129,7 @@ func TestServeSpeech(t *testing.T) {
 		t.Errorf("serve: speech providers log line = %q: voice openai enabled although only the STT URL is set", line)
 	}
 	for env, key := range keys {
-		if strings.Contains(logs, key) || strings.Contains(out.String(), key) {
+		if strings.Contains(logs, key) || strings.Contains(out, key) {
 			t.Errorf("serve: the value of %s appears in the output:\n%s", env, logs)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeThrottleFlags: bad refusal-limit and proxy settings are refused
@@ -25,26 +24,11 @@ func TestServeThrottleFlags(t *testing.T) {
 	t.Setenv("SWITCHBOARD_REFUSAL_LIMIT", "2")
 	const token = "tok-9d1c0b7e55"
 	t.Setenv("SWITCHBOARD_METRICS_TOKEN", token)
-	out, errb := &lockedBuffer{}, &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0", "--trusted-proxies", "127.0.0.1"}, out, errb)
-	}()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), `"msg":"serving"`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve: no \"serving\" log line after 10 s:\n%s", errb.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	out, logs := serveOnce(t, "--addr", "127.0.0.1:0", "--db", db, "--metrics-addr", "127.0.0.1:0", "--trusted-proxies", "127.0.0.1")
+	if !strings.Contains(logs, `"msg":"serving metrics"`) || !strings.Contains(logs, `"token":true`) {
+		t.Errorf("serve --metrics-addr: log lacks the metrics listener line:\n%s", logs)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v\n%s", err, errb.String())
-	}
-	if !strings.Contains(errb.String(), `"msg":"serving metrics"`) || !strings.Contains(errb.String(), `"token":true`) {
-		t.Errorf("serve --metrics-addr: log lacks the metrics listener line:\n%s", errb.String())
-	}
-	if strings.Contains(errb.String(), token) || strings.Contains(out.String(), token) {
+	if strings.Contains(logs, token) || strings.Contains(out, token) {
 		t.Errorf("serve: the metrics token appears in the output")
 	}
 }

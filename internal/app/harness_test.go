@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"switchboard/internal/id"
+	"switchboard/internal/nodetest"
 	"switchboard/internal/telephony/sandbox"
 )
 
@@ -45,31 +43,11 @@ func databases(t *testing.T) map[string]func(t *testing.T) string {
 // freshPostgres creates an empty database for one test and drops it after.
 func freshPostgres(t *testing.T, base string) string {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect %s: %v", base, err)
-	}
-	defer conn.Close(ctx)
-	name := "sbe2e_" + id.Random(8)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	})
-	cfg, err := pgx.ParseConfig(base)
+	u, drop, err := nodetest.CreatePostgres(t.Context(), base, "sbe2e_")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := "postgres://" + cfg.User + "@" + cfg.Host + ":" + itoa(int(cfg.Port)) + "/" + name + "?sslmode=disable"
-	if cfg.Password != "" {
-		u = "postgres://" + cfg.User + ":" + cfg.Password + "@" + cfg.Host + ":" + itoa(int(cfg.Port)) + "/" + name + "?sslmode=disable"
-	}
+	t.Cleanup(drop)
 	return u
 }
 
