@@ -33,6 +33,7 @@ const (
 func readAnswer(resp *http.Response) (string, error) {
 	contentType := resp.Header.Get("Content-Type")
 	var body io.Reader = resp.Body
+	gzipped := false
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
@@ -46,13 +47,13 @@ func readAnswer(resp *http.Response) (string, error) {
 			return "", err
 		}
 		defer zr.Close()
-		body = zr
+		body, gzipped = zr, true
 	default:
 		n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerRead+1))
 		return fmt.Sprintf("<%s-encoded answer: %s, not decoded>", printable(enc, 64), size(int(n))), err
 	}
 	data, err := io.ReadAll(io.LimitReader(body, maxAnswerRead+1))
-	if decodeError(err) {
+	if gzipped && decodeError(err) { // a plain answer cut short is the connection's fault: err
 		return fmt.Sprintf("<gzip answer that could not be decoded: %s>", printable(err.Error(), 200)), nil
 	}
 	return excerpt(data, contentType), err
