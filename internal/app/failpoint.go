@@ -6,6 +6,6 @@ import "context"
 
 // withFailpoint returns dial unchanged; binaries built with -tags failpoints
 // can hold dial jobs for the crash-recovery tests (failpoint_on.go).
-func withFailpoint(dial func(ctx context.Context, attemptID string, lease int) error) func(ctx context.Context, attemptID string, lease int) error {
+func withFailpoint(dial func(ctx context.Context, attemptID string) error) func(ctx context.Context, attemptID string) error {
 	return dial
 }

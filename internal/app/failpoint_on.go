@@ -16,11 +16,11 @@ import (
 // SIGKILL, and checks that the attempts are still dialed, once each.
 const FailpointHoldDials = "SWITCHBOARD_FAILPOINT_HOLD_DIALS"
 
-func withFailpoint(dial func(ctx context.Context, attemptID string, lease int) error) func(ctx context.Context, attemptID string, lease int) error {
+func withFailpoint(dial func(ctx context.Context, attemptID string) error) func(ctx context.Context, attemptID string) error {
 	if os.Getenv(FailpointHoldDials) == "" {
 		return dial
 	}
-	return func(ctx context.Context, attemptID string, lease int) error {
+	return func(ctx context.Context, attemptID string) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}

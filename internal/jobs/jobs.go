@@ -23,9 +23,8 @@ import (
 
 // Handlers is the work the queue runs. Fields are set before Start.
 type Handlers struct {
-	// DialAttempt places the call of one scheduled attempt under one of
-	// its leases.
-	DialAttempt func(ctx context.Context, attemptID string, lease int) error
+	// DialAttempt places the call of one scheduled attempt.
+	DialAttempt func(ctx context.Context, attemptID string) error
 	// Every runs housekeeping that only one node at a time needs to do
 	// (the leader): end lost calls, purge.
 	Every func(ctx context.Context) error
@@ -67,7 +66,7 @@ type dialWorker struct {
 }
 
 func (w *dialWorker) Work(ctx context.Context, job *river.Job[DialArgs]) error {
-	return w.h.DialAttempt(ctx, job.Args.AttemptID, job.Args.Lease)
+	return w.h.DialAttempt(ctx, job.Args.AttemptID)
 }
 
 func (w *dialWorker) Timeout(*river.Job[DialArgs]) time.Duration { return time.Minute }
@@ -85,12 +84,6 @@ type housekeepingWorker struct {
 
 func (w *housekeepingWorker) Work(ctx context.Context, _ *river.Job[HousekeepingArgs]) error {
 	return w.h.Every(ctx)
-}
-
-// Job is one dial to enqueue, to run as soon as a worker is free.
-type Job struct {
-	AttemptID string
-	Lease     int
 }
 
 // Queue is a started or startable River client of either database.
@@ -183,14 +176,14 @@ func migrate[TTx any](ctx context.Context, d riverdriver.Driver[TTx]) error {
 // Enqueue inserts dial jobs that run at once. (River's own scheduled jobs
 // wait for its scheduler, which wakes every 5 s; the scheduling package
 // promotes attempts when they come due instead.)
-func (q *Queue) Enqueue(ctx context.Context, jobs []Job) error {
+func (q *Queue) Enqueue(ctx context.Context, jobs []DialArgs) error {
 	const batch = 500
 	for start := 0; start < len(jobs); start += batch {
 		chunk := jobs[start:min(start+batch, len(jobs))]
 		params := make([]river.InsertManyParams, len(chunk))
 		for i, j := range chunk {
 			opts := DialArgs{}.InsertOpts()
-			params[i] = river.InsertManyParams{Args: DialArgs(j), InsertOpts: &opts}
+			params[i] = river.InsertManyParams{Args: j, InsertOpts: &opts}
 		}
 		if err := q.insert(ctx, params); err != nil {
 			return err

@@ -27,7 +27,7 @@ import (
 
 // Enqueuer puts dial jobs in the durable queue.
 type Enqueuer interface {
-	Enqueue(ctx context.Context, js []jobs.Job) error
+	Enqueue(ctx context.Context, js []jobs.DialArgs) error
 }
 
 // Defaults of Config.
@@ -35,15 +35,20 @@ const (
 	// DefaultDialLease is how long a node owns an attempt it handed to the
 	// queue before any node may hand it out again: far longer than a
 	// healthy queue takes to start a job (MaxLeased bounds the backlog),
-	// far shorter than River's hour before it rescues a job a dead process
-	// left running.
+	// far shorter than the 5 minutes before River rescues a job a dead
+	// process left running (jobs.Config's RescueStuckJobsAfter).
 	DefaultDialLease = 30 * time.Second
-	// DefaultMaxLeased bounds the attempts leased and not yet dialed across
-	// all nodes, so the queue holds what it drains in seconds and a lease
-	// only runs out when its node is gone.
+	// DefaultMaxLeased bounds the attempts leased and not yet dialed: each
+	// promotion leases only what keeps the count under it, so the queue
+	// holds what it drains in seconds and a lease runs out only when its
+	// node is gone. Nodes promoting at the same instant may each fill the
+	// room they counted, so with N nodes the bound is up to N times this.
 	DefaultMaxLeased = 1000
 	// DefaultMaxLeases is how many times an attempt is handed out before it
-	// is failed instead (a dial that fails every time is not retried forever).
+	// is failed instead: a dial that fails every time is not retried
+	// forever, and such attempts cannot hold the leased budget. (A queue so
+	// far behind that an attempt waits through 10 leases, 5 minutes, fails
+	// it too: that cluster needs more workers or nodes.)
 	DefaultMaxLeases = 10
 )
 
@@ -128,66 +133,64 @@ func (s *Service) Create(ctx context.Context, req Request) (schedule.Schedule, e
 }
 
 // Promote leases the attempts that have come due (and those whose lease ran
-// out undialed) and enqueues a dial job per lease, in batches, keeping at
-// most MaxLeased attempts leased and undialed; it returns how many it
-// enqueued. Promotion runs every fraction of a second (not River's
-// scheduled jobs, whose scheduler wakes every 5 s), so an attempt is dialed
-// well within a second of its due time.
+// out undialed) and enqueues a dial job per lease, keeping at most
+// MaxLeased attempts leased and undialed; it returns how many it enqueued.
+// Promotion runs every fraction of a second (not River's scheduled jobs,
+// whose scheduler wakes every 5 s), so an attempt is dialed well within a
+// second of its due time.
 func (s *Service) Promote(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		now := s.now()
-		leased, err := s.store.LeasedAttempts(ctx, now)
-		if err != nil {
-			return total, err
-		}
-		room := min(s.cfg.MaxLeased-leased, 1000)
-		if room <= 0 {
-			return total, nil
-		}
-		as, err := s.store.LeaseAttempts(ctx, now, s.cfg.DialLease, room)
-		if err != nil || len(as) == 0 {
-			return total, err
-		}
-		js := make([]jobs.Job, 0, len(as))
-		for _, a := range as {
-			if a.Leases > s.cfg.MaxLeases {
-				s.giveUp(ctx, a)
-				continue
-			}
-			if a.Leases > 1 {
-				s.log.Warn("dialing an attempt again: its lease ran out with no call placed (its node stopped?)",
-					"attempt_id", a.ID, "org_id", a.OrgID, "lease", a.Leases)
-			}
-			js = append(js, jobs.Job{AttemptID: a.ID, Lease: a.Leases})
-		}
-		if err := s.queue.Enqueue(ctx, js); err != nil {
-			return total, err // the leases run out and the attempts are handed out again
-		}
-		total += len(js)
-		if len(as) < room {
-			return total, nil
-		}
+	now := s.now()
+	leased, err := s.store.LeasedAttempts(ctx, now)
+	if err != nil {
+		return 0, err
 	}
+	room := s.cfg.MaxLeased - leased
+	if room <= 0 {
+		return 0, nil
+	}
+	as, err := s.store.LeaseAttempts(ctx, now, s.cfg.DialLease, room)
+	if err != nil || len(as) == 0 {
+		return 0, err
+	}
+	js := make([]jobs.DialArgs, 0, len(as))
+	for _, a := range as {
+		if a.Leases > s.cfg.MaxLeases {
+			s.giveUp(ctx, a)
+			continue
+		}
+		if a.Leases > 1 {
+			s.log.Warn("dialing an attempt again: its lease ran out with no call placed (its node stopped?)",
+				"attempt_id", a.ID, "org_id", a.OrgID, "lease", a.Leases)
+		}
+		js = append(js, jobs.DialArgs{AttemptID: a.ID, Lease: a.Leases})
+	}
+	if err := s.queue.Enqueue(ctx, js); err != nil {
+		return 0, err // the leases run out and the attempts are handed out again
+	}
+	return len(js), nil
 }
 
 // giveUp fails an attempt that was handed out MaxLeases times and never dialed.
 func (s *Service) giveUp(ctx context.Context, a schedule.Attempt) {
 	reason := fmt.Sprintf("not dialed after %d tries: no node could place the call", a.Leases-1)
 	err := s.store.FailAttempt(ctx, a.ID, reason, s.now())
-	if err != nil && !apperr.Is(err, apperr.NotFound) {
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		// Dialed or canceled meanwhile: nothing to give up.
+	case err != nil:
 		s.log.Error("failing an attempt that could not be dialed", "attempt_id", a.ID, "org_id", a.OrgID, "err", err)
-		return
+	default:
+		s.log.Error("gave up on a scheduled attempt", "attempt_id", a.ID, "org_id", a.OrgID, "reason", reason)
 	}
-	s.log.Error("gave up on a scheduled attempt", "attempt_id", a.ID, "org_id", a.OrgID, "reason", reason)
 }
 
-// DialAttempt places the call of one attempt under the given lease, if it is
-// still pending and that lease is the latest (a newer one means the attempt
-// was handed out again and that job dials it). It is the dial job's work: a
-// returned error makes the queue retry it. Lease 0 (a job enqueued before
-// leases existed) dials whatever the lease.
-func (s *Service) DialAttempt(ctx context.Context, attemptID string, lease int) error {
+// DialAttempt places the call of one attempt if it is still pending. It is
+// the dial job's work, whichever of the attempt's leases the job was
+// enqueued for: the first of its jobs to run dials it, and the claim in
+// CreateCall's transaction makes any other (a stranded job River rescues
+// later, a job of the next lease) find it dialed. A returned error makes
+// the queue retry the job.
+func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 	a, sc, err := s.store.GetAttempt(ctx, attemptID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil // schedule or attempt gone: nothing to dial
@@ -195,7 +198,7 @@ func (s *Service) DialAttempt(ctx context.Context, attemptID string, lease int) 
 	if err != nil {
 		return err
 	}
-	if a.State != schedule.Pending || (lease != 0 && lease != a.Leases) {
+	if a.State != schedule.Pending {
 		return nil
 	}
 	fail := func(reason string) error {

@@ -95,14 +95,14 @@ func (b *testBundle) schedule(t *testing.T, n int) []string {
 }
 
 // dial runs every recorded job once, as the queue's workers would.
-func (b *testBundle) dial(t *testing.T, js []jobs.Job) {
+func (b *testBundle) dial(t *testing.T, js []jobs.DialArgs) {
 	t.Helper()
 	for _, j := range js {
-		must(t, b.svc.DialAttempt(t.Context(), j.AttemptID, j.Lease))
+		must(t, b.svc.DialAttempt(t.Context(), j.AttemptID))
 	}
 }
 
-func (b *testBundle) promote(t *testing.T) []jobs.Job {
+func (b *testBundle) promote(t *testing.T) []jobs.DialArgs {
 	t.Helper()
 	before := len(b.queue.jobs)
 	n, err := b.svc.Promote(t.Context())
@@ -142,7 +142,6 @@ func TestLeaseRunsOut(t *testing.T) {
 	}
 	b.dial(t, second)
 	b.dial(t, first) // the stranded jobs, rescued late
-	b.dial(t, second)
 	if got := b.provider.placed(); len(got) != 3 || len(unique(got)) != 3 {
 		t.Errorf("provider placed %v; want 3 distinct calls, one per attempt", got)
 	}
@@ -151,21 +150,56 @@ func TestLeaseRunsOut(t *testing.T) {
 	}
 }
 
-// TestDialSupersededLease: a job of an older lease does nothing, even when
-// it runs first; the latest lease's job dials.
-func TestDialSupersededLease(t *testing.T) {
+// TestEitherLeaseDials: when an attempt has jobs of two leases (its first
+// lease ran out while its job waited), whichever runs first dials it and
+// the other places nothing.
+func TestEitherLeaseDials(t *testing.T) {
+	for _, order := range []string{"older first", "newer first"} {
+		t.Run(order, func(t *testing.T) {
+			b := setup(t, Config{})
+			b.schedule(t, 1)
+			first := b.promote(t)
+			b.clock = b.clock.Add(DefaultDialLease)
+			second := b.promote(t)
+			if order == "newer first" {
+				first, second = second, first
+			}
+			b.dial(t, first)
+			if got := b.provider.placed(); len(got) != 1 {
+				t.Fatalf("%s: the first job to run placed %v; want one call", order, got)
+			}
+			b.dial(t, second)
+			if got := b.provider.placed(); len(got) != 1 {
+				t.Fatalf("%s: after both jobs ran the provider placed %v; want one call", order, got)
+			}
+		})
+	}
+}
+
+// TestConcurrentDials: jobs dialing one attempt at the same moment (a node
+// thought dead that was only slow, and the node that took over) pass the
+// pending check together; the claim in CreateCall's transaction lets one
+// call through.
+func TestConcurrentDials(t *testing.T) {
 	b := setup(t, Config{})
 	b.schedule(t, 1)
-	first := b.promote(t)
-	b.clock = b.clock.Add(DefaultDialLease)
-	second := b.promote(t)
-	b.dial(t, first)
-	if got := b.provider.placed(); len(got) != 0 {
-		t.Fatalf("the superseded lease's job placed %v; want nothing", got)
+	js := b.promote(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := b.svc.DialAttempt(context.Background(), js[0].AttemptID); err != nil {
+				t.Errorf("DialAttempt: %v", err)
+			}
+		})
 	}
-	b.dial(t, second)
+	wg.Wait()
 	if got := b.provider.placed(); len(got) != 1 {
-		t.Fatalf("the latest lease's job placed %v; want one call", got)
+		t.Errorf("8 concurrent DialAttempt of one attempt placed %v; want one call", got)
+	}
+	a, _, err := b.store.GetAttempt(t.Context(), js[0].AttemptID)
+	must(t, err)
+	if a.State != schedule.Dialed || a.CallID == "" {
+		t.Errorf("attempt after concurrent dials: state %s, call %q; want dialed with its call", a.State, a.CallID)
 	}
 }
 
@@ -214,9 +248,9 @@ func unique(xs []string) []string {
 	return slices.Compact(ys)
 }
 
-type recordingQueue struct{ jobs []jobs.Job }
+type recordingQueue struct{ jobs []jobs.DialArgs }
 
-func (q *recordingQueue) Enqueue(_ context.Context, js []jobs.Job) error {
+func (q *recordingQueue) Enqueue(_ context.Context, js []jobs.DialArgs) error {
 	q.jobs = append(q.jobs, js...)
 	return nil
 }

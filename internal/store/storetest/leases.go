@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 )
 
@@ -28,6 +31,79 @@ func RunTwoNodes(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		a, b := open(t)
 		claimAnalysesRace(t, a, b)
 	})
+	t.Run("LeaseAttempts", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		leaseAttemptsRace(t, a, b)
+	})
+	t.Run("DialClaim", func(t *testing.T) {
+		t.Parallel()
+		a, b := open(t)
+		dialClaimRace(t, a, b)
+	})
+}
+
+// leaseAttemptsRace stores 60 due attempts through a and has a and b race
+// for their dial leases (see leaseRace): two nodes' promoters never hand
+// one attempt out twice, and a lease that runs out (its node died) lets
+// the other node hand it out.
+func leaseAttemptsRace(t *testing.T, a, b store.Store) {
+	var dates []time.Time
+	for i := range 10 {
+		dates = append(dates, at(time.Duration(i)*time.Millisecond))
+	}
+	newScheduleFixture(t, a, 6, dates...)
+	leaseRace(t, "LeaseAttempts", a, b, 60, func(ctx context.Context, s store.Store, now time.Time, limit int) ([]string, error) {
+		as, err := s.LeaseAttempts(ctx, now, lease, limit)
+		return attemptIDs(as), err
+	})
+}
+
+// dialClaimRace has two nodes create a call for each of 20 attempts at the
+// same moment (two dial jobs of one attempt: a stranded one rescued late,
+// and the one of its next lease): for each attempt exactly one CreateCall
+// succeeds, the other is a Conflict, and the attempt links the winner's call.
+func dialClaimRace(t *testing.T, a, b store.Store) {
+	ctx := t.Context()
+	f := newScheduleFixture(t, a, 20, at(0))
+	for _, att := range f.attempts {
+		calls := [2]call.Call{scheduledCall(f, att, at(time.Second)), scheduledCall(f, att, at(time.Second))}
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, s := range []store.Store{a, b} {
+			wg.Go(func() {
+				<-start
+				errs[i] = s.CreateCall(ctx, calls[i])
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				if won >= 0 {
+					t.Errorf("attempt %s: both nodes' CreateCall succeeded; want one", att.ID)
+				}
+				won = i
+			case !apperr.Is(err, apperr.Conflict):
+				t.Errorf("attempt %s: node %c's CreateCall = %v; want nil or a conflict", att.ID, 'a'+i, err)
+			}
+		}
+		if won < 0 {
+			t.Errorf("attempt %s: neither node's CreateCall succeeded; want one", att.ID)
+			continue
+		}
+		got, _, err := a.GetAttempt(ctx, att.ID)
+		must(t, "GetAttempt", err)
+		if got.State != schedule.Dialed || got.CallID != calls[won].ID {
+			t.Errorf("attempt %s after the race: state %s, call %s; want dialed with node %c's call %s", att.ID, got.State, got.CallID, 'a'+won, calls[won].ID)
+		}
+		if _, err := a.GetCall(ctx, f.orgID, calls[1-won].ID); !apperr.Is(err, apperr.NotFound) {
+			t.Errorf("attempt %s: the losing node's call %s was stored (err %v); want not found", att.ID, calls[1-won].ID, err)
+		}
+	}
 }
 
 // claimFunc leases up to limit rows at now on one store and returns their ids.
