@@ -21,11 +21,13 @@ if ! psql -d postgres -c 'select 1' >/dev/null 2>&1; then
 fi
 now=$(date +%s)
 db="sbtest_${now}_$$"
-# Drop test databases left by earlier runs, but only those over two hours
-# old: another run on this machine (a second checkout, CI beside a session)
-# may be using a younger one.
-for old in $(psql -d postgres -At -c "select datname from pg_database where datname like 'sbtest_%'" 2>/dev/null); do
-  born=${old#sbtest_}; born=${born%%_*}
+# Drop test databases left by earlier runs (this script's sbtest_, and the
+# per-test sbe2e_, sbkill_, sbbench_ … of killed runs, all named
+# PREFIX_UNIXTIME_…), but only those over two hours old: another run on
+# this machine (a second checkout, CI beside a session) may be using a
+# younger one.
+for old in $(psql -d postgres -At -c "select datname from pg_database where datname ~ '^sb[a-z0-9]*_[0-9]+_'" 2>/dev/null); do
+  born=${old#*_}; born=${born%%_*}
   case $born in ''|*[!0-9]*) continue ;; esac
   [ $((now - born)) -gt 7200 ] || continue
   psql -d postgres -c "drop database if exists \"$old\" with (force)" >/dev/null 2>&1 || true

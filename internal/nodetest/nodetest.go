@@ -31,6 +31,7 @@ import (
 	_ "modernc.org/sqlite" // the probe's SQLite driver
 
 	"switchboard/internal/id"
+	"switchboard/internal/store/sqlstore"
 )
 
 // Build compiles ./cmd/switchboard of the module rooted at moduleDir into
@@ -164,6 +165,8 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 }
 
 // scan copies r to w and sends the rest of the first line holding marker.
+// It drains r to its end whatever it holds (a line too long to scan is
+// copied as is), so the node never blocks writing to a full pipe.
 func scan(r io.Reader, w io.Writer, found chan<- string, marker string) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -176,6 +179,7 @@ func scan(r io.Reader, w io.Writer, found chan<- string, marker string) {
 			}
 		}
 	}
+	_, _ = io.Copy(w, r)
 }
 
 // scanJSON copies the JSON log r to w and sends the address of its
@@ -193,6 +197,7 @@ func scanJSON(r io.Reader, w io.Writer, addr chan<- string) {
 			}
 		}
 	}
+	_, _ = io.Copy(w, r) // see scan
 }
 
 // Kill ends the process with SIGKILL, as a crash or the OOM killer would,
@@ -297,33 +302,24 @@ func (p *Probe) Close() error { return p.db.Close() }
 // Int runs a query with one integer result; ? placeholders.
 func (p *Probe) Int(ctx context.Context, q string, args ...any) (int64, error) {
 	if p.dollar {
-		var b strings.Builder
-		n := 0
-		for _, r := range q {
-			if r == '?' {
-				n++
-				fmt.Fprintf(&b, "$%d", n)
-				continue
-			}
-			b.WriteRune(r)
-		}
-		q = b.String()
+		q = sqlstore.Rebind(q)
 	}
 	var v sql.NullInt64
 	err := p.db.QueryRowContext(ctx, q, args...).Scan(&v)
 	return v.Int64, err
 }
 
-// CreatePostgres creates an empty database named prefix+random on the
-// server of base (a PostgreSQL URL) and returns its URL and a func that
-// drops it.
+// CreatePostgres creates an empty database named prefix, the Unix time and
+// random letters (sbe2e_1795511561_abcdefghijklm) on the server of base (a
+// PostgreSQL URL) and returns its URL and a func that drops it. The time in
+// the name lets scripts/ensure-postgres.sh drop what a killed run left.
 func CreatePostgres(ctx context.Context, base, prefix string) (string, func(), error) {
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
 		return "", nil, fmt.Errorf("nodetest: connect %s: %w", base, err)
 	}
 	defer conn.Close(ctx)
-	name := prefix + id.Random(8)
+	name := prefix + strconv.FormatInt(time.Now().Unix(), 10) + "_" + id.Random(8)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		return "", nil, fmt.Errorf("nodetest: create database: %w", err)
 	}

@@ -98,7 +98,7 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 		return res, err
 	}
 	if dialed != 0 {
-		return res, fmt.Errorf("nodetest: %d attempts left pending before the kill; want none (is the failpoint built in?)", dialed)
+		return res, fmt.Errorf("nodetest: %d attempts already dialed (or failed) before the kill; want none (is the failpoint built in?)", dialed)
 	}
 	res.Stranded = int(running)
 

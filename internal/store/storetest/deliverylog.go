@@ -34,7 +34,7 @@ func testDeliveryLog(t *testing.T, open Opener) {
 			t.Parallel()
 			s := open(t)
 			m, w := claimLogMessage(t, s)
-			d := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
+			d := store.Delivery{ID: id.New(id.Delivery), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 				Attempt: 1, Status: 200, Response: tt.response, Error: tt.error, Duration: 12 * time.Millisecond, At: at(2 * time.Second)}
 			desc := fmt.Sprintf("RecordDelivery(response %q, error %q)", tt.response, tt.error)
 			must(t, desc, s.RecordDelivery(t.Context(), m, d, store.OutboxDelivered, at(2*time.Second)))
@@ -62,7 +62,7 @@ func testDeliveryLog(t *testing.T, open Opener) {
 		s := open(t)
 		m, w := claimLogMessage(t, s)
 		long := strings.Repeat("é", 100_000) // 200 KB
-		d := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
+		d := store.Delivery{ID: id.New(id.Delivery), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 			Attempt: 1, Status: 500, Response: long, Error: long, At: at(2 * time.Second)}
 		must(t, "RecordDelivery(200 KB answer)", s.RecordDelivery(t.Context(), m, d, store.OutboxPending, at(time.Minute)))
 		got, _, err := s.ListDeliveries(t.Context(), w.OrgID, w.ID, store.Page{Page: 1, PageSize: 10})
@@ -91,15 +91,12 @@ func testDeliveryLog(t *testing.T, open Opener) {
 func claimLogMessage(t *testing.T, s store.Store) (store.OutboxMessage, store.Webhook) {
 	t.Helper()
 	o := mustOrg(t, s, "Hooks")
-	w := store.Webhook{ID: id.New("wh"), OrgID: o.ID, URL: "https://hooks.example.com/x", Events: []string{"call.ended"},
-		Secrets: []string{"whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}, CreatedAt: t0}
-	must(t, "CreateWebhook", s.CreateWebhook(t.Context(), w))
-	ev := store.Event{ID: id.New("evt"), Type: "call.ended", At: t0, Data: []byte(`{"callId":"call_x"}`)}
+	w := mustWebhook(t, s, o.ID, evEnded)
+	ev := newEvent(evEnded, t0)
 	must(t, "QueueEvent(call.ended)", s.QueueEvent(t.Context(), o.ID, ev, t0))
-	msgs, err := s.ClaimOutbox(t.Context(), at(time.Second), 2*time.Minute, 10)
-	must(t, "ClaimOutbox", err)
-	if len(msgs) != 1 || msgs[0].WebhookID != w.ID || msgs[0].Type != "call.ended" {
-		t.Fatalf("ClaimOutbox after one call.ended for one endpoint = %+v, want one message for %s", msgs, w.ID)
+	m := claimOne(t, s, "claimLogMessage", at(time.Second))
+	if m.WebhookID != w.ID || m.Type != evEnded {
+		t.Fatalf("claimLogMessage: claimed %+v, want the call.ended message for %s", m, w.ID)
 	}
-	return msgs[0], w
+	return m, w
 }

@@ -146,7 +146,7 @@ func endpoints(ms []store.OutboxMessage) []string {
 
 // delivery is the record of attempt n of m, finished at.
 func delivery(m store.OutboxMessage, n, status int, at time.Time) store.Delivery {
-	d := store.Delivery{ID: id.New("dlv"), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
+	d := store.Delivery{ID: id.New(id.Delivery), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 		Attempt: n, Status: status, Duration: 1234*time.Millisecond + 567*time.Microsecond, At: at}
 	if status/100 != 2 {
 		d.Response, d.Error = "boom", fmt.Sprintf("endpoint answered %d", status)
@@ -522,7 +522,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		now := at(time.Minute)
 		wantKind(t, "Redeliver(other org, endpoint, message)", s.Redeliver(ctx, other.ID, w.ID, delivered.ID, now), apperr.NotFound)
 		wantKind(t, "Redeliver(org, the other org's endpoint and message)", s.Redeliver(ctx, o.ID, foreign.ID, theirs.ID, now), apperr.NotFound)
-		wantKind(t, "Redeliver(unknown message)", s.Redeliver(ctx, o.ID, w.ID, id.New("msg"), now), apperr.NotFound)
+		wantKind(t, "Redeliver(unknown message)", s.Redeliver(ctx, o.ID, w.ID, id.New(id.Message), now), apperr.NotFound)
 		wantKind(t, "Redeliver(message of another endpoint)", s.Redeliver(ctx, o.ID, sibling.ID, delivered.ID, now), apperr.NotFound)
 		wantKind(t, "Redeliver(unknown endpoint)", s.Redeliver(ctx, o.ID, id.New(id.Webhook), delivered.ID, now), apperr.NotFound)
 		claimNone(t, s, "after refused Redelivers", now)
