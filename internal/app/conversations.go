@@ -52,17 +52,20 @@ func (p *phoneConversations) answered(c call.Call) {
 	if c.Provider != "sandbox" {
 		return
 	}
-	line := &personaLine{persona: sandbox.PersonaFor(c.To), in: make(chan conversation.Input, 8), think: p.think, stop: make(chan struct{})}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		// Answered during shutdown: no conversation starts, and the
+		// provider, which closes after stop, ends the call system-shutdown.
+		return
+	}
 	// The conversation's context is canceled by stop (shutdown): it then
 	// ends system-shutdown.
 	ctx, cancel := context.WithCancel(context.Background())
-	line.cancel = cancel
-	p.mu.Lock()
-	if p.stopped {
-		cancel()
-	}
+	line := &personaLine{persona: sandbox.PersonaFor(c.To), in: make(chan conversation.Input, 8), think: p.think, stop: make(chan struct{}), cancel: cancel}
 	p.live[c.ID] = line
-	p.mu.Unlock()
+	// Started under p.mu, so that stop, which sets stopped under p.mu
+	// before its Wait, always waits for this conversation.
 	p.wg.Go(func() {
 		defer func() {
 			p.mu.Lock()
@@ -71,41 +74,54 @@ func (p *phoneConversations) answered(c call.Call) {
 			line.close()
 			cancel()
 		}()
-		a, err := p.store.GetAssistant(ctx, c.OrgID, c.AssistantID)
-		if err != nil {
-			p.log.Error("conversation cannot start: assistant", "call_id", c.ID, "err", err)
-			p.fail(ctx, c)
-			return
-		}
-		brain, err := p.brains.New(ctx, c, a)
-		if err != nil {
-			p.log.Error("conversation cannot start: brain", "call_id", c.ID, "err", err)
-			p.fail(ctx, c)
-			return
-		}
-		cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}
-		if p.voices != nil {
-			select {
-			case p.voiceSlots <- struct{}{}:
-				err := p.speak(ctx, cfg, line)
-				<-p.voiceSlots
-				if err == nil {
-					return
-				}
-				p.log.Warn("sandbox call runs as text: no audio", "call_id", c.ID, "err", err)
-			default:
-				p.log.Info("sandbox call runs as text: the local speech engines carry their most spoken calls already",
-					"call_id", c.ID, "spoken_calls", cap(p.voiceSlots))
-			}
-		}
-		conversation.Run(ctx, cfg, line.in, line)
+		p.converse(ctx, c, line)
 	})
 }
 
-// fail ends a call whose conversation cannot start (model-failed). If that
-// cannot be recorded either, housekeeping ends the call as lost later.
-func (p *phoneConversations) fail(ctx context.Context, c call.Call) {
-	if _, err := p.calls.End(context.WithoutCancel(ctx), c.ID, call.Failed, call.ReasonModelFailed, call.Result{}); err != nil {
+// converse runs the conversation of answered call c on line until it ends.
+func (p *phoneConversations) converse(ctx context.Context, c call.Call, line *personaLine) {
+	a, err := p.store.GetAssistant(ctx, c.OrgID, c.AssistantID)
+	if err != nil {
+		p.fail(ctx, c, "assistant", err)
+		return
+	}
+	brain, err := p.brains.New(ctx, c, a)
+	if err != nil {
+		p.fail(ctx, c, "brain", err)
+		return
+	}
+	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: p.store, Ender: p.calls, Log: p.log}
+	if p.voices != nil {
+		select {
+		case p.voiceSlots <- struct{}{}:
+			err := p.speak(ctx, cfg, line)
+			<-p.voiceSlots
+			if err == nil {
+				return
+			}
+			p.log.Warn("sandbox call runs as text: no audio", "call_id", c.ID, "err", err)
+		default:
+			p.log.Info("sandbox call runs as text: the local speech engines carry their most spoken calls already",
+				"call_id", c.ID, "spoken_calls", cap(p.voiceSlots))
+		}
+	}
+	conversation.Run(ctx, cfg, line.in, line)
+}
+
+// fail ends a call whose conversation could not start because what
+// failed (its assistant, its brain) failed with err: failed/model-failed,
+// logged as an error. When shutdown canceled ctx meanwhile, nothing failed:
+// the call ends completed/system-shutdown, as a conversation that shutdown
+// cancels later does. If the end cannot be recorded either, housekeeping
+// ends the call as lost later.
+func (p *phoneConversations) fail(ctx context.Context, c call.Call, what string, err error) {
+	outcome, reason := call.Failed, call.ReasonModelFailed
+	if ctx.Err() != nil {
+		outcome, reason = call.Completed, call.ReasonSystemShutdown
+	} else {
+		p.log.Error("conversation cannot start: "+what, "call_id", c.ID, "err", err)
+	}
+	if _, err := p.calls.End(context.WithoutCancel(ctx), c.ID, outcome, reason, call.Result{}); err != nil {
 		p.log.Error("ending a call whose conversation cannot start failed", "call_id", c.ID, "err", err)
 	}
 }
@@ -120,8 +136,9 @@ func (p *phoneConversations) ended(c call.Call) {
 	}
 }
 
-// stop ends every conversation on this node (each ends system-shutdown,
-// as do calls answered from now on) and waits for them.
+// stop ends every conversation on this node (each ends system-shutdown)
+// and waits for them. Calls answered from now on start no conversation:
+// the provider, closed after stop, ends them system-shutdown.
 func (p *phoneConversations) stop() {
 	p.mu.Lock()
 	p.stopped = true

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"runtime"
 	"strings"
-	"switchboard/internal/call"
-	"switchboard/internal/id"
 	"sync"
 	"testing"
 	"time"
+
+	"switchboard/internal/call"
+	"switchboard/internal/conversation"
+	"switchboard/internal/id"
+	"switchboard/internal/telephony/sandbox"
 )
 
 // syncBuffer is a goroutine-safe log sink.
@@ -151,5 +155,80 @@ func waitGoroutines(t *testing.T, want int, after string) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCallAnsweredDuringClose: a sandbox call answered once Close has
+// stopped the phone conversations (the first thing its calls stage does
+// after the background loops; the sandbox closes after) starts no
+// conversation: the sandbox ends it completed/system-shutdown as it
+// closes, not failed/model-failed, and nothing of it outlives Close.
+func TestCallAnsweredDuringClose(t *testing.T) {
+	for name, mk := range databases(t) {
+		// Not parallel: the goroutine count is the whole process's.
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig(mk(t))
+			cfg.Sandbox.TalkTime = time.Hour
+			before := runtime.NumGoroutine()
+			b := start(t, cfg)
+			f := b.fixture(b.key, "+14155550100")
+			b.m.phone.stop() // where Close's calls stage stands when the call is answered
+			callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+14155551234"}).Body["callId"].(string)
+			b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"].(float64) >= 2 })
+
+			m := b.m
+			b.m = nil
+			if err := m.Close(context.Background()); err != nil {
+				t.Errorf("Close = %v, want nil", err)
+			}
+			b.http.CloseIdleConnections()
+			waitGoroutines(t, before, "Close with a call answered during it")
+
+			b2 := start(t, cfg)
+			b2.key = b.key
+			c := b2.must(200, "GET", "/v1/calls/"+callID, nil).data()
+			if c["status"] != 3.0 || c["outcome"] != "completed" || c["endedReason"] != "system-shutdown" {
+				t.Errorf("call answered during Close = %v/%v/%v, want ended (3)/completed/system-shutdown", c["status"], c["outcome"], c["endedReason"])
+			}
+		})
+	}
+}
+
+// TestConversationCanceledByShutdown: a phone conversation that shutdown
+// cancels while its assistant is still loading, which the cancellation
+// fails, ends the call completed/system-shutdown, like one canceled later,
+// and logs no error: nothing failed. PostgreSQL only: SQLite's reads
+// ignore cancellation (sqlstore.readCtx), so there the assistant loads and
+// the conversation itself ends the call.
+func TestConversationCanceledByShutdown(t *testing.T) {
+	base := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set")
+	}
+	cfg := testConfig(freshPostgres(t, base))
+	var logs syncBuffer
+	m, err := Start(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &testBundle{t: t, m: m, cfg: cfg, key: m.BootstrapKey, org: m.OrgID, http: testClient()}
+	t.Cleanup(b.stop)
+	f := b.fixture(b.key, "+14155550100")
+	now := time.Now().UTC()
+	c := call.Call{ID: id.New(id.Call), OrgID: b.org, Type: call.Phone, Status: call.InProgress, AssistantID: f.assistant, PurchaseID: f.purchase,
+		From: f.number, To: "+14155551234", Provider: "sandbox", CreatedAt: now, UpdatedAt: now, StartedAt: now}
+	if err := m.DB().CreateCall(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // as stop does
+	m.phone.converse(ctx, c, &personaLine{persona: sandbox.PersonaFor(c.To), in: make(chan conversation.Input, 8), stop: make(chan struct{})})
+
+	got := b.must(200, "GET", "/v1/calls/"+c.ID, nil).data()
+	if got["status"] != 3.0 || got["outcome"] != "completed" || got["endedReason"] != "system-shutdown" {
+		t.Errorf("call whose conversation shutdown canceled = %v/%v/%v, want ended (3)/completed/system-shutdown", got["status"], got["outcome"], got["endedReason"])
+	}
+	if l := logs.String(); strings.Contains(l, `"level":"ERROR"`) {
+		t.Errorf("a conversation canceled by shutdown logged an error:\n%s", l)
 	}
 }
