@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -396,35 +397,40 @@ func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *
 	return errors.Join(errs...)
 }
 
-// Shares of Config.ShutdownTimeout, in fifths, that the stages of Close
+// Shares of Config.ShutdownTimeout, in tenths, that the stages of Close
 // run until, counted from the start of Close. Each stage has its own
 // deadline, so one that overruns (a web client that never answers the
 // close handshake) cannot take the next one's time; a stage that finishes
 // early leaves what it did not use to the next. Every stage so gets at
-// least its share: the gateway and the HTTP drain a fifth each, the job
-// queue two fifths, the background loops, phone conversations and
-// providers the last fifth.
+// least its share: the gateway and the HTTP drain two tenths each, running
+// jobs three, then one more once they are canceled, and the background
+// loops, phone conversations and providers the last two.
 const (
-	stopGatewayBy = 1 // live web calls end system-shutdown; close handshakes
-	stopHTTPBy    = 2 // in-flight requests finish
-	stopQueueBy   = 4 // running jobs finish
-	stopCallsBy   = 5 // loops stop; conversations and provider calls end
+	stopGatewayBy = 2  // live web calls end system-shutdown; close handshakes
+	stopHTTPBy    = 4  // in-flight requests finish
+	stopQueueBy   = 7  // running jobs finish
+	cancelQueueBy = 8  // jobs still running are canceled and return
+	stopCallsBy   = 10 // loops stop; conversations and provider calls end
 )
 
 // Close shuts down gracefully in stages, each within its own share of
 // ShutdownTimeout (stopGatewayBy…): end live web calls and close their
 // sockets (clients that do not answer the close handshake in time are cut,
 // which is logged, not an error), stop taking requests and let running ones
-// finish, let running jobs finish, stop the background loops, end live
-// phone calls and conversations, then flush and close the database. It
-// returns what did not stop cleanly within its share.
+// finish, let running jobs finish (those that do not are canceled), stop
+// the background loops, end live phone calls and conversations, then flush
+// and close the database. It returns what did not stop cleanly within its
+// share, naming it. Work that overran its share still runs when Close
+// returns: the database is then left open, and closed once that work ends.
 func (m *Main) Close(ctx context.Context) error {
 	total := cmpOrDur(m.cfg.ShutdownTimeout, 20*time.Second)
 	began := time.Now()
-	stage := func(fifths int) (context.Context, context.CancelFunc) {
-		return context.WithDeadline(ctx, began.Add(total*time.Duration(fifths)/5))
+	stage := func(tenths int) (context.Context, context.CancelFunc) {
+		return context.WithDeadline(ctx, began.Add(total*time.Duration(tenths)/10))
 	}
 	var errs []error
+	// running are closed when the work of a stage that overran has ended.
+	var running []<-chan struct{}
 	if m.gateway != nil {
 		// Before the HTTP server: Shutdown does not wait for hijacked
 		// (websocket) connections.
@@ -446,44 +452,101 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.queue != nil {
 		sctx, cancel := stage(stopQueueBy)
-		errs = append(errs, m.queue.Stop(sctx))
+		err := m.queue.Stop(sctx)
 		cancel()
+		if err != nil { // the share ran out with jobs running
+			sctx, cancel := stage(cancelQueueBy)
+			if cerr := m.queue.StopAndCancel(sctx); cerr != nil {
+				err = fmt.Errorf("%w; %w", err, cerr)
+				running = append(running, m.queue.Stopped())
+			} else {
+				err = fmt.Errorf("%w; they were canceled", err)
+			}
+			cancel()
+		}
+		errs = append(errs, err)
 	}
 	sctx, cancel := stage(stopCallsBy)
-	errs = append(errs, m.stopCalls(sctx))
+	done, err := m.stopCalls(sctx)
 	cancel()
+	errs = append(errs, err)
+	select {
+	case <-done:
+	default:
+		running = append(running, done)
+	}
 	if m.api != nil {
 		m.api.Close()
 	}
 	if m.db != nil {
-		errs = append(errs, m.db.Close())
+		if len(running) == 0 {
+			errs = append(errs, m.db.Close())
+		} else {
+			// Closed under that work, the database would fail its
+			// writes (a job's, a webhook delivery's record).
+			errs = append(errs, errors.New("database: left open until the work above ends"))
+			go func() {
+				for _, ch := range running {
+					<-ch
+				}
+				if err := m.db.Close(); err != nil {
+					m.log.Warn("closing the database after shutdown failed", "err", err)
+				}
+			}()
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// stopCalls stops the background loops, the phone conversations and the
-// providers (live calls end system-shutdown), waiting until ctx ends.
-func (m *Main) stopCalls(ctx context.Context) error {
-	done := make(chan error, 1)
-	go func() {
-		if m.stopWorkers != nil {
-			m.stopWorkers()
+// stopCalls stops the background loops, the phone conversations, the
+// speech engines and the providers (live calls end system-shutdown). The
+// loops are canceled first and waited for last, so that one slow to return
+// (a webhook delivery waits for its receiver) holds up no call's end. When
+// ctx ends first, the error names the part still stopping; done is closed
+// once every part has stopped, whenever that is.
+func (m *Main) stopCalls(ctx context.Context) (done <-chan struct{}, err error) {
+	if m.stopWorkers != nil {
+		m.stopWorkers()
+	}
+	parts := []struct {
+		name string
+		stop func() error
+	}{
+		{"phone conversations", func() error {
+			if m.phone != nil {
+				m.phone.stop()
+			}
+			return nil
+		}},
+		{"speech engines", m.speech.Close},
+		{"provider calls", func() error {
+			if m.sandbox != nil {
+				return m.sandbox.Close()
+			}
+			return nil
+		}},
+		{"background loops", func() error {
 			m.workers.Wait()
+			return nil
+		}},
+	}
+	var at atomic.Int32 // the part stopping
+	var errs []error    // read once finished is closed
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for i, p := range parts {
+			at.Store(int32(i))
+			if err := p.stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stop: %s: %w", p.name, err))
+			}
 		}
-		if m.phone != nil {
-			m.phone.stop()
-		}
-		errs := []error{m.speech.Close()}
-		if m.sandbox != nil {
-			errs = append(errs, m.sandbox.Close())
-		}
-		done <- errors.Join(errs...)
 	}()
 	select {
-	case err := <-done:
-		return err
+	case <-finished:
+		return finished, errors.Join(errs...)
 	case <-ctx.Done():
-		return fmt.Errorf("stop: background loops, conversations or provider calls did not end in time: %w", ctx.Err())
+		return finished, fmt.Errorf("stop: %s did not end in time: %w", parts[at.Load()].name, ctx.Err())
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
 	"switchboard/internal/id"
+	"switchboard/internal/jobs"
 	"switchboard/internal/telephony/sandbox"
 )
 
@@ -230,5 +233,145 @@ func TestConversationCanceledByShutdown(t *testing.T) {
 	}
 	if l := logs.String(); strings.Contains(l, `"level":"ERROR"`) {
 		t.Errorf("a conversation canceled by shutdown logged an error:\n%s", l)
+	}
+}
+
+// TestCloseOverrunningJob: a job still running when the queue's share of
+// Close runs out is canceled; one that returns then lets Close close the
+// database as usual, while one that ignores the cancellation keeps the
+// database open until it returns, whenever that is. Either way Close
+// names the job queue, and the job's last write succeeds.
+func TestCloseOverrunningJob(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		ignoreCancel bool
+	}{
+		{"returns once canceled", false},
+		{"ignores cancellation", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, dbURL string) {
+				db, err := OpenMigrated(t.Context(), dbURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				running, release, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+				var once sync.Once
+				h := &jobs.Handlers{
+					DialAttempt: func(ctx context.Context, _ string) error {
+						close(running)
+						if tc.ignoreCancel {
+							<-release
+						} else {
+							<-ctx.Done()
+						}
+						// Its last write: the database must still be open.
+						wrote <- db.PurgeIdempotency(context.WithoutCancel(ctx), time.Now())
+						return nil
+					},
+					Every: func(context.Context) error { return nil },
+				}
+				q, err := db.Queue(h, jobs.Config{Poll: 50 * time.Millisecond, HousekeepingEvery: time.Hour, Logger: discardLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A Main with only its database and job queue.
+				m := &Main{cfg: Config{ShutdownTimeout: time.Second}, log: discardLogger(), db: db, queue: q}
+				closed := false
+				t.Cleanup(func() { // when the test failed half-way
+					once.Do(func() { close(release) })
+					if !closed {
+						_ = m.Close(context.Background())
+					}
+				})
+				if err := q.Start(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if err := q.Enqueue(t.Context(), []jobs.DialArgs{{AttemptID: id.New("att")}}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-running:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the job did not start within 10 s")
+				}
+
+				err = m.Close(context.Background())
+				closed = true
+				if err == nil || !strings.Contains(err.Error(), "jobs") {
+					t.Errorf("Close with a job that overran its share = %v, want an error naming the jobs", err)
+				}
+				once.Do(func() { close(release) })
+				select {
+				case err := <-wrote:
+					if err != nil {
+						t.Errorf("the overrunning job's last write = %v, want nil (the database still open)", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the overrunning job did not return within 10 s of Close")
+				}
+				waitClosed(t, db)
+			})
+		})
+	}
+}
+
+// TestCloseWithWebhookInFlight: a webhook delivery still waiting for its
+// receiver when Close's last share runs out makes Close name the
+// background loops, and the database stays open until the delivery is
+// recorded, then closes: after a restart the delivery log has it.
+func TestCloseWithWebhookInFlight(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		cfg := testConfig(dbURL)
+		cfg.ShutdownTimeout = time.Second // the delivery may take webhook.DefaultTimeout, 10 s
+		b := start(t, cfg)
+		arrived, release := make(chan struct{}, 1), make(chan struct{})
+		var once sync.Once
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			<-release
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(func() { once.Do(func() { close(release) }); srv.Close() })
+		whID := b.must(201, "POST", "/v1/webhooks", map[string]any{"url": srv.URL + "/hooks", "events": []string{"call.ended"}}).data()["id"].(string)
+		f := b.fixture(b.key, "+14155550100")
+		b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+1415555" + sandbox.SuffixBusy})
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call.ended delivery did not arrive within 10 s")
+		}
+
+		m := b.m
+		b.m = nil
+		err := m.Close(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "background loops") {
+			t.Errorf("Close with a webhook delivery in flight = %v, want an error naming the background loops", err)
+		}
+		once.Do(func() { close(release) })
+		waitClosed(t, m.DB())
+
+		b2 := start(t, cfg)
+		b2.key = b.key
+		ds := b2.must(200, "GET", "/v1/webhooks/"+whID+"/deliveries", nil).list()
+		if len(ds) != 1 || ds[0]["status"] != 204.0 {
+			t.Errorf("deliveries after Close = %v, want the one in flight, answered 204", ds)
+		}
+	})
+}
+
+// waitClosed waits until db is closed (whoever closes it), failing the
+// test after 10 s.
+func waitClosed(t *testing.T, db *Database) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Ping(context.Background()) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the database is still open 10 s after the work Close left running returned")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -91,6 +91,9 @@ type Queue struct {
 	insert func(ctx context.Context, params []river.InsertManyParams) error
 	start  func(ctx context.Context) error
 	stop   func(ctx context.Context) error
+	cancel func(ctx context.Context) error
+	// stopped returns the channel closed once the queue has stopped.
+	stopped func() <-chan struct{}
 }
 
 func newQueue[TTx any](driver riverdriver.Driver[TTx], h *Handlers, cfg Config) (*Queue, error) {
@@ -139,8 +142,10 @@ func newQueue[TTx any](driver riverdriver.Driver[TTx], h *Handlers, cfg Config) 
 			_, err := client.InsertMany(ctx, params)
 			return err
 		},
-		start: client.Start,
-		stop:  client.Stop,
+		start:   client.Start,
+		stop:    client.Stop,
+		cancel:  client.StopAndCancel,
+		stopped: client.Stopped,
 	}, nil
 }
 
@@ -203,6 +208,21 @@ func (q *Queue) Stop(ctx context.Context) error {
 	}
 	return err
 }
+
+// StopAndCancel cancels the context of the jobs still running and waits
+// for them to return, up to ctx's deadline: for after a Stop that ran out
+// of time, so that no job outlives the queue's database.
+func (q *Queue) StopAndCancel(ctx context.Context) error {
+	err := q.cancel(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("jobs: stop: canceled jobs did not return in time: %w", err)
+	}
+	return err
+}
+
+// Stopped is closed once the started queue has stopped and every job
+// returned, whenever that is (after Stop or StopAndCancel ran out of time).
+func (q *Queue) Stopped() <-chan struct{} { return q.stopped() }
 
 // warnOnly passes on records of level warn and above.
 type warnOnly struct{ slog.Handler }
