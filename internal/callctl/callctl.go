@@ -28,7 +28,7 @@ type Service struct {
 	now       func() time.Time
 
 	mu      sync.Mutex
-	hangups map[string]hangup // by call id, until its Ended event (or hangupTTL)
+	hangups map[string]hangup // by call id, until its Ended event (see hangup)
 	hooks   Hooks
 }
 
@@ -37,7 +37,12 @@ type Service struct {
 // its own when it answers a hang-up; if End could not record the end (the
 // database failed), that event records it as End asked. It is dropped when
 // the event comes, when the provider's Hangup fails (no event is promised)
-// and, for a provider that never answers, after hangupTTL.
+// and, for a provider that never answers, by the first hang-up asked more
+// than hangupTTL after it: askHangup sweeps the map each time, and nothing
+// else does. The map so holds the hang-ups asked within hangupTTL of the
+// latest one and still unanswered: its size is bounded by how many
+// hang-ups are asked in hangupTTL, not by time (while none is asked, an
+// old entry stays, and costs nothing).
 type hangup struct {
 	outcome call.Outcome
 	reason  string
@@ -45,8 +50,9 @@ type hangup struct {
 	asked   time.Time
 }
 
-// hangupTTL is how long a hang-up waits for its provider's Ended event;
-// providers answer in seconds, so an older one lost its call.
+// hangupTTL is how much older than a new hang-up a waiting one must be
+// for askHangup to drop it; providers answer in seconds, so an older one
+// lost its call.
 const hangupTTL = 2 * time.Minute
 
 // hangupTimeout bounds a provider's Hangup, which runs even when End's
@@ -315,7 +321,8 @@ func (s *Service) End(ctx context.Context, callID string, outcome call.Outcome, 
 }
 
 // askHangup records a hang-up before the provider is asked, so that its
-// Ended event finds it, and drops hang-ups older than hangupTTL.
+// Ended event finds it, and drops those asked more than hangupTTL before
+// it (the only sweep of the map).
 func (s *Service) askHangup(callID string, h hangup) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
