@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/id"
 )
 
@@ -271,6 +275,52 @@ func TestHostileText(t *testing.T) {
 		r = b.must(201, "POST", contacts, `{"contacts":[{"phoneNumber":"+1 (415) 555-2001"},{"phoneNumber":" +1 415 555 2002 "}]}`)
 		if n := len(r.data()["created"].([]any)); n != 2 {
 			t.Errorf("contacts with spaced numbers: created %d, want 2: %s", n, r.Raw)
+		}
+	})
+}
+
+// TestHostileGatewayText: the gateway follows the REST API's text rules. A
+// user.text frame whose text holds an escaped NUL or a lone surrogate (both
+// were accepted: the NUL turn then failed to insert on PostgreSQL and
+// vanished from the transcript, the surrogate became U+FFFD) is refused
+// with an error event naming the field, the call goes on, and the
+// transcript holds exactly the turns the client was answered for.
+func TestHostileGatewayText(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		b := start(t, testConfig(dbURL))
+		callID, ws := b.dialWebCall(b.bookingAssistant(b.key))
+		ws.until(isTurnDone) // the greeting
+		for _, frame := range []string{
+			`{"type":"user.text","text":"next\u0000tuesday"}`,
+			`{"type":"user.text","text":"next \ud800 tuesday"}`,
+			"{\"type\":\"user.text\",\"text\":\"next \xff tuesday\"}",
+			`{"type":"user.text","text":"next","text":"tuesday"}`,
+		} {
+			if err := ws.conn.Write(context.Background(), websocket.MessageText, []byte(frame)); err != nil {
+				t.Fatal(err)
+			}
+			evs := ws.until(func(ev protocol.ServerEvent) bool { return isError(ev) || isTurnDone(ev) || isEnded(ev) })
+			e, ok := evs[len(evs)-1].(protocol.ErrorEvent)
+			if !ok || e.Code != protocol.CodeInvalidField || e.Field != "text" || e.Fatal || !strings.Contains(e.Message, `"text"`) {
+				t.Errorf("frame %q: got %#v, want a non-fatal invalid_field error naming \"text\"", frame, evs[len(evs)-1])
+			}
+		}
+		ws.send(protocol.UserText{Text: "next tuesday"})
+		if txt := turnText(t, ws.until(isTurnDone)); !strings.Contains(txt, "is that right?") {
+			t.Errorf("after refused frames the call answered %q, want the flow to go on", txt)
+		}
+		ws.send(protocol.Hangup{})
+		ws.until(isEnded)
+		b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+		var got []string
+		for _, turn := range b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list() {
+			got = append(got, fmt.Sprintf("%v", turn["role"]))
+			if turn["role"] == "user" {
+				got[len(got)-1] += ": " + fmt.Sprint(turn["text"])
+			}
+		}
+		if want := []string{"assistant", "user: next tuesday", "assistant"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("transcript = %q, want %q (no turn of a refused frame, none missing)", got, want)
 		}
 	})
 }

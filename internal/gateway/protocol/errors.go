@@ -9,13 +9,15 @@ import (
 // the others from the gateway. Clients should treat an unknown code like
 // internal: read `fatal` to know whether the call goes on.
 const (
-	// CodeInvalidJSON: the frame is not one JSON object in valid UTF-8
-	// (or repeats a key, or nests deeper than MaxDepth).
+	// CodeInvalidJSON: the frame is not one JSON object (or nests deeper
+	// than MaxDepth, or has a key of its own that is not valid text).
 	CodeInvalidJSON = "invalid_json"
 	// CodeUnknownType: `type` names no client event of this version.
 	CodeUnknownType = "unknown_type"
 	// CodeInvalidField: a field of a known event is missing, of the wrong
-	// JSON type or out of range; Field names it.
+	// JSON type or out of range, or any member holds text the rules refuse
+	// (NUL, invalid UTF-8, a lone surrogate escape: package jsontext) or is
+	// given twice; Field names it.
 	CodeInvalidField = "invalid_field"
 	// CodeFrameTooLarge: a text or binary frame over MaxFrame. Fatal.
 	CodeFrameTooLarge = "frame_too_large"

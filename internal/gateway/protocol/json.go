@@ -8,97 +8,66 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"switchboard/internal/jsontext"
 )
 
-// parseFrame checks that frame is exactly one JSON object in valid UTF-8,
-// with no repeated key and no nesting deeper than MaxDepth at any level, and
-// returns its members. encoding/json alone would accept the first two
-// silently (replacing bad bytes, keeping the last duplicate), so a value
-// could mean one thing here and another to the next reader of it.
+// parseFrame checks that frame is exactly one JSON object that follows the
+// text rules every client document follows (package jsontext: no NUL, no
+// invalid UTF-8, no lone surrogate escape in any string, no key repeated in
+// an object) and nests no deeper than MaxDepth, and returns its members.
+// encoding/json alone would accept all of these silently (replacing bad
+// text with U+FFFD, keeping the last duplicate), so a value could mean one
+// thing here and another to the next reader of it, and a NUL would reach
+// the database, which PostgreSQL refuses.
+//
+// A string or key that breaks the rules is CodeInvalidField naming its
+// member ("text", "metadata.a"); what concerns the frame as a whole
+// (syntax, nesting, a bad key of the top-level object) is CodeInvalidJSON.
+// Problems are reported in frame order, the first only.
 func parseFrame(frame []byte) (map[string]json.RawMessage, *Error) {
-	if len(bytes.TrimSpace(frame)) == 0 {
+	t := bytes.TrimSpace(frame)
+	if len(t) == 0 {
 		return nil, frameError(CodeInvalidJSON, "frame is empty: send one JSON object with a \"type\"")
 	}
-	if !utf8.Valid(frame) {
-		return nil, frameError(CodeInvalidJSON, "frame is not valid UTF-8")
+	if t[0] != '{' {
+		if err := syntax(t); err != nil {
+			return nil, err
+		}
+		return nil, frameError(CodeInvalidJSON, "frame must be a JSON object, got %s", kind(t))
 	}
-	if err := scan(frame); err != nil {
+	if ps := jsontext.Check(t, jsontext.Limits{MaxDepth: MaxDepth}); len(ps) > 0 {
+		p := ps[0]
+		if p.Path == "" {
+			return nil, frameError(CodeInvalidJSON, "frame %s", p.Message())
+		}
+		// The path as it is (a member's name may hold any valid text), so
+		// the message names exactly the field.
+		return nil, &Error{Code: CodeInvalidField, Field: p.Path, Message: `field "` + p.Path + `" ` + p.Message()}
+	}
+	if err := syntax(t); err != nil {
 		return nil, err
 	}
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(frame, &members); err != nil {
-		// scan accepted it, so this is unreachable; stay safe anyway.
+	if err := json.Unmarshal(t, &members); err != nil {
+		// syntax accepted it, so this is unreachable; stay safe anyway.
 		return nil, frameError(CodeInvalidJSON, "frame is not valid JSON: %v", err)
 	}
 	return members, nil
 }
 
-// scan walks frame token by token: syntax, top-level object, trailing data,
-// duplicate keys and depth.
-func scan(frame []byte) *Error {
-	type level struct {
-		object    bool
-		expectKey bool
-		keys      map[string]struct{}
+// syntax reports what makes t (not empty) something other than one JSON
+// value, or nil.
+func syntax(t []byte) *Error {
+	if json.Valid(t) {
+		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(frame))
-	dec.UseNumber() // numbers stay text: 1e999 is valid JSON, if useless
-	var stack []level
-	// valueDone marks the end of one value inside the current container.
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].expectKey = true
-		}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return frameError(CodeInvalidJSON, "frame is not valid JSON: %s", syntaxMessage(err))
 	}
-	first := true
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return frameError(CodeInvalidJSON, "frame is not valid JSON: %s", syntaxMessage(err))
-		}
-		if first {
-			if d, ok := tok.(json.Delim); !ok || d != '{' {
-				return frameError(CodeInvalidJSON, "frame must be a JSON object, got %s", tokenKind(tok))
-			}
-			first = false
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if len(stack) == MaxDepth {
-					return frameError(CodeInvalidJSON, "frame nests objects and arrays deeper than %d levels", MaxDepth)
-				}
-				stack = append(stack, level{object: t == '{', expectKey: t == '{'})
-			case '}', ']':
-				stack = stack[:len(stack)-1]
-				valueDone()
-			}
-		case string:
-			if top := &stack[len(stack)-1]; top.object && top.expectKey {
-				if _, dup := top.keys[t]; dup {
-					return frameError(CodeInvalidJSON, "frame repeats the key %q in one object", t)
-				}
-				if top.keys == nil {
-					top.keys = map[string]struct{}{}
-				}
-				top.keys[t] = struct{}{}
-				top.expectKey = false
-				continue
-			}
-			valueDone()
-		default:
-			valueDone()
-		}
-		if len(stack) == 0 {
-			break
-		}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return frameError(CodeInvalidJSON, "frame has data after the JSON object")
-	}
-	return nil
+	return frameError(CodeInvalidJSON, "frame has data after the JSON object")
 }
 
 func syntaxMessage(err error) string {
@@ -110,25 +79,6 @@ func syntaxMessage(err error) string {
 		return "unexpected end of frame"
 	}
 	return err.Error()
-}
-
-func tokenKind(tok json.Token) string {
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '[' {
-			return "array"
-		}
-		return "object"
-	case string:
-		return "string"
-	case json.Number, float64:
-		return "number"
-	case bool:
-		return "boolean"
-	case nil:
-		return "null"
-	}
-	return "something else"
 }
 
 // kind names the JSON type of a raw value for messages.
