@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"switchboard/internal/analysis"
+	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
@@ -620,28 +619,31 @@ func (m *Main) serveMetrics(ctx, workerCtx context.Context, public *http.ServeMu
 	return nil
 }
 
-// bearer requires "Authorization: Bearer token" (compared in constant time).
+// bearer requires "Authorization: Bearer token" (compared in constant
+// time). A wrong token is refused like a bad API key: the API's error
+// body with a requestId, spending the client's refusal budget, and 429
+// with Retry-After once it is spent.
 func bearer(token string, h http.Handler, refusals *throttle.Limiter, proxies throttle.Proxies) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		client := proxies.Client(r)
-		w.Header().Set("Content-Type", "application/json")
-		if wait, blocked := refusals.Blocked(client); blocked {
-			w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1)))
-			w.WriteHeader(http.StatusTooManyRequests)
-			fmt.Fprintln(w, `{"status":false,"message":"too many requests from this address failed authentication; retry later"}`)
+		var adm throttle.Admission
+		if refusals != nil {
+			adm = refusals.Admit(proxies.Client(r))
+		}
+		if adm.Blocked {
+			httpapi.WriteError(w, &apperr.Error{Kind: apperr.RateLimited, RetryAfter: adm.Wait,
+				Message: "too many requests from this address failed authentication; retry later"})
 			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			refusals.Refused(client)
+		good := ok && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+		refusals.Done(adm, !good)
+		if !good {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintln(w, `{"status":false,"message":"metrics need Authorization: Bearer <the metrics token>"}`)
+			httpapi.WriteError(w, apperr.New(apperr.Unauthenticated, "metrics need Authorization: Bearer <the metrics token>"))
 			return
 		}
-		w.Header().Del("Content-Type")
 		h.ServeHTTP(w, r)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -312,6 +313,53 @@ func TestMetricsNotPublic(t *testing.T) {
 			t.Errorf("public port with the token = %d, want 404 (metrics have their own listener)", st)
 		}
 	})
+}
+
+// TestMetricsTokenRefusals: a wrong metrics token is answered like any
+// refused API request: the API's error body with a requestId (also in
+// X-Request-Id), spending the client's refusal budget; past it, 429 with
+// Retry-After.
+func TestMetricsTokenRefusals(t *testing.T) {
+	cfg := testConfig("sqlite:" + t.TempDir() + "/m.db")
+	cfg.MetricsAddr, cfg.MetricsToken = "", "metrics-s3cret-4f1e"
+	cfg.RefusalLimit, cfg.RefusalBurst = 0.001, 2
+	b := start(t, cfg)
+	get := func() (*http.Response, map[string]any) {
+		t.Helper()
+		rq, _ := http.NewRequest("GET", b.m.URL()+"/metrics", nil)
+		rq.Header.Set("Authorization", "Bearer wrong")
+		res, err := testClient().Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body map[string]any
+		raw, _ := io.ReadAll(res.Body)
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatalf("GET /metrics with a wrong token: body %q is not JSON: %v", raw, err)
+		}
+		return res, body
+	}
+	check := func(what string, res *http.Response, body map[string]any, status int, code string) {
+		t.Helper()
+		e, _ := body["error"].(map[string]any)
+		reqID, _ := body["requestId"].(string)
+		if res.StatusCode != status || e["code"] != code || body["status"] != false || !strings.HasPrefix(reqID, "req_") || res.Header.Get("X-Request-Id") != reqID {
+			t.Errorf("%s = %d %v (X-Request-Id %q), want %d with code %s and a requestId equal to X-Request-Id", what, res.StatusCode, body, res.Header.Get("X-Request-Id"), status, code)
+		}
+	}
+	for i := range 2 {
+		res, body := get()
+		check(fmt.Sprintf("wrong token #%d", i+1), res, body, 401, "unauthenticated")
+		if res.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("401 without WWW-Authenticate")
+		}
+	}
+	res, body := get()
+	check("wrong token past the burst", res, body, 429, "rate_limited")
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || s < 1 {
+		t.Errorf("Retry-After = %q, want whole seconds, at least 1", res.Header.Get("Retry-After"))
+	}
 }
 
 // TestAuthFailureLogsAggregated: a flood of requests with bad keys does not

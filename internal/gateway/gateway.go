@@ -235,21 +235,29 @@ func (s *Server) CallEnded(c call.Call) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := id.New(id.Request)
 	w.Header().Set("X-Request-Id", reqID)
-	client := s.cfg.Proxies.Client(r)
-	if wait, blocked := s.cfg.Refusals.Blocked(client); blocked {
-		s.refuse(w, r, reqID, client, tooManyRefusals(wait))
-		return
+	// The refusal budget's admission takes a refusal before the lookups,
+	// so a client's concurrent handshakes get no more lookups than it has
+	// refusals left; refuse spends it or gives it back.
+	h := incoming{reqID: reqID}
+	if s.cfg.Refusals != nil {
+		h.client = s.cfg.Proxies.Client(r)
+		h.adm = s.cfg.Refusals.Admit(h.client)
+		if h.adm.Blocked {
+			s.refuse(w, r, h, tooManyRefusals(h.adm.Wait))
+			return
+		}
 	}
 	c, a, ref := s.admit(r)
 	if ref != nil {
-		s.refuse(w, r, reqID, client, ref)
+		s.refuse(w, r, h, ref)
 		return
 	}
 	ss, engineCtx, connCtx, ref := s.claim(r.Context(), c, a)
 	if ref != nil {
-		s.refuse(w, r, reqID, client, ref)
+		s.refuse(w, r, h, ref)
 		return
 	}
+	s.cfg.Refusals.Done(h.adm, false) // admitted: a refusal taken in advance is given back
 	defer s.release(ss)
 	upgraded := false
 	defer func() {
@@ -423,26 +431,37 @@ func (s *Server) release(ss *session) {
 	s.wg.Done()
 }
 
+// incoming is what ServeHTTP knows of a handshake before it is answered.
+type incoming struct {
+	reqID  string
+	client netip.Addr // parsed when the refusal budget is on
+	adm    throttle.Admission
+}
+
 // refuse answers a handshake with plain HTTP. It counts the refusal by
 // code, spends the client's refusal budget when the client is at fault
-// (4xx other than the 429 itself), and logs by sample: the first refusal
-// of each code in a window in full, the rest as one count, so a flood of
-// refused handshakes cannot fill the disk.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reqID string, client netip.Addr, ref *refusal) {
+// (4xx other than the 429 itself) and gives back what admission took
+// otherwise, and logs by sample: the first refusal of each code in a
+// window in full, the rest as one count, so a flood of refused handshakes
+// cannot fill the disk.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, h incoming, ref *refusal) {
 	s.refusedMu.Lock()
 	s.refused[ref.code]++
 	s.refusedMu.Unlock()
-	if ref.status >= 400 && ref.status < 500 && ref.status != http.StatusTooManyRequests {
-		s.cfg.Refusals.Refused(client)
-	}
+	fault := ref.status >= 400 && ref.status < 500 && ref.status != http.StatusTooManyRequests
+	s.cfg.Refusals.Done(h.adm, fault)
 	if s.refusedLog.Sample(ref.code) {
 		lvl := slog.LevelInfo
 		if ref.status >= 500 {
 			lvl = slog.LevelError
 		}
-		s.log.LogAttrs(r.Context(), lvl, "gateway connection refused", slog.String("request_id", reqID),
+		client := h.client
+		if s.cfg.Refusals == nil {
+			client = s.cfg.Proxies.Client(r)
+		}
+		s.log.LogAttrs(r.Context(), lvl, "gateway connection refused", slog.String("request_id", h.reqID),
 			slog.String("call_id", r.URL.Query().Get("call_id")), slog.String("client", client.String()),
 			slog.Int("status", ref.status), slog.String("code", ref.code), slog.String("message", ref.message), slog.Any("err", ref.err))
 	}
-	writeRefusal(w, reqID, ref)
+	writeRefusal(w, h.reqID, ref)
 }

@@ -3,12 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/throttle"
 )
 
 // refusal is a connection answered with plain HTTP instead of an upgrade.
@@ -59,10 +58,9 @@ func unknownCall(err error) *refusal {
 
 // tooManyRefusals answers a client that has spent its refusal budget.
 func tooManyRefusals(wait time.Duration) *refusal {
-	secs := max(int(math.Ceil(wait.Seconds())), 1)
 	return &refusal{status: http.StatusTooManyRequests, code: apperr.RateLimited.Code(),
 		message: "too many refused connections from this address; retry later",
-		header:  http.Header{"Retry-After": {strconv.Itoa(secs)}}}
+		header:  http.Header{"Retry-After": {throttle.RetryAfter(wait)}}}
 }
 
 func notFound(msg string) *refusal {

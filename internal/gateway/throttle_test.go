@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -117,5 +118,38 @@ func TestRefusalsThrottled(t *testing.T) {
 	}
 	if got := srv.Stats().Refusals; got["not_found"] != 8 || got["rate_limited"] != 2 {
 		t.Errorf("Stats().Refusals = %v, want not_found 8, rate_limited 2", got)
+	}
+}
+
+// slowStore is a countingStore whose lookups take a while, so concurrent
+// handshakes overlap the way a flood's do.
+type slowStore struct{ countingStore }
+
+func (s *slowStore) GetCallAnyOrg(ctx context.Context, callID string) (call.Call, error) {
+	time.Sleep(time.Millisecond)
+	return s.countingStore.GetCallAnyOrg(ctx, callID)
+}
+
+// TestConcurrentRefusalsBounded: a client's concurrent handshakes for
+// unknown calls get no more lookups than it has refusals left.
+func TestConcurrentRefusalsBounded(t *testing.T) {
+	const burst, flood = 20, 300
+	mem := newMemory()
+	st := &slowStore{countingStore{memory: mem}}
+	srv := New(Config{Store: st, Calls: mem, Brains: brainOf(echoBrain{}),
+		Refusals: throttle.NewLimiter(throttle.LimiterConfig{Rate: 0.001, Burst: burst})})
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	unknown := func() string { return "call_id=" + id.New(id.Call) + "&assistant_id=" + id.New(id.Assistant) }
+	if w := handshake(srv, unknown(), "192.0.2.1:1"); w.Code != http.StatusNotFound {
+		t.Fatalf("first unknown call = %d, want 404", w.Code)
+	}
+	before := st.lookups.Load()
+	var wg sync.WaitGroup
+	for range flood {
+		wg.Go(func() { handshake(srv, unknown(), "192.0.2.1:2") })
+	}
+	wg.Wait()
+	if n := st.lookups.Load() - before; n > burst-1 {
+		t.Errorf("%d concurrent handshakes with %d refusals left cost %d lookups, want at most %d", flood, burst-1, n, burst-1)
 	}
 }

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/id"
+	"switchboard/internal/throttle"
 )
 
 // statusOf is the one table from error kind to HTTP status.
@@ -161,10 +162,23 @@ func errorResponse(err error, requestID string, log *slog.Logger) (int, []byte, 
 	}
 	body, _ := json.Marshal(errorBody{Message: msg, Error: errorInfo{Code: e.ErrorCode(), Fields: fields}, RequestID: requestID})
 	h := http.Header{}
-	if e.Kind == apperr.RateLimited && e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	if e.Kind == apperr.RateLimited {
+		h.Set("Retry-After", throttle.RetryAfter(e.RetryAfter))
 	}
 	return status, body, h
+}
+
+// WriteError answers a request refused outside the API's routes (the
+// metrics token check) exactly like the API refuses one: the error body
+// with a new requestId, also in X-Request-Id, and Retry-After for
+// RateLimited. err should be an *apperr.Error of a kind other than
+// Internal (whose cause this has nowhere to log). It returns the request id.
+func WriteError(w http.ResponseWriter, err error) string {
+	reqID := id.New(id.Request)
+	w.Header().Set("X-Request-Id", reqID)
+	status, body, h := errorResponse(err, reqID, slog.New(slog.DiscardHandler))
+	writeRaw(w, status, body, h)
+	return reqID
 }
 
 func writeRaw(w http.ResponseWriter, status int, body []byte, h http.Header) {

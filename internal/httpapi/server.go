@@ -6,7 +6,6 @@ package httpapi
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -65,9 +65,9 @@ type Server struct {
 	limiters sync.Map // key id → *rate.Limiter
 	used     *usage
 	openapi  []byte // the OpenAPI document as served (openapi.go)
-	// accepted holds the stored hash of every key that passed
-	// authentication here (key id → hash): a client over its refusal
-	// budget can still use such a key. Only keys that exist get in.
+	// accepted holds every key that passed authentication here (key id →
+	// auth.Key, with its stored hash): a client over its refusal budget
+	// can still use such a key. Only keys that exist get in.
 	accepted sync.Map
 	// refusedLog samples the log lines of refused authentications.
 	refusedLog *throttle.Sampler
@@ -168,6 +168,9 @@ type request struct {
 	// invalid_key, revoked_key, throttled); such requests are logged by
 	// sample (Server.refusedLog).
 	refusal string
+	// client is the client's address, parsed once: when the refusal
+	// budget is on, or when the request was refused (for the log).
+	client netip.Addr
 }
 
 // plain wraps a handler with request ids, logging, metrics and panic
@@ -184,7 +187,7 @@ func (s *Server) plain(name string, h func(w http.ResponseWriter, r *http.Reques
 				st, body, hd := errorResponse(errors.New("panic"), reqID, s.log)
 				writeRaw(sw, st, body, hd)
 			}
-			s.observe(name, r, sw.status, start, reqID, orgID, sw.refusal)
+			s.observe(name, r, sw.status, start, reqID, orgID, sw.refusal, sw.client)
 		}()
 		sw.Header().Set("X-Request-Id", reqID)
 		orgID = h(sw, r, reqID)
@@ -192,9 +195,10 @@ func (s *Server) plain(name string, h func(w http.ResponseWriter, r *http.Reques
 }
 
 // observe counts and logs a request. A request refused by authentication
-// is logged only as the first of its kind in a window; the others are
-// counted in one line (an unauthenticated flood must not fill the disk).
-func (s *Server) observe(route string, r *http.Request, status int, start time.Time, reqID, orgID, refusal string) {
+// is logged only as the first of its kind in a window, with its client;
+// the others are counted in one line (an unauthenticated flood must not
+// fill the disk).
+func (s *Server) observe(route string, r *http.Request, status int, start time.Time, reqID, orgID, refusal string, client netip.Addr) {
 	d := time.Since(start)
 	s.reqs.WithLabelValues(route, r.Method, fmt.Sprint(status)).Inc()
 	s.latency.WithLabelValues(route).Observe(d.Seconds())
@@ -210,7 +214,7 @@ func (s *Server) observe(route string, r *http.Request, status int, start time.T
 		slog.String("route", route), slog.String("path", r.URL.Path), slog.Int("status", status),
 		slog.Duration("duration", d)}
 	if refusal != "" {
-		attrs = append(attrs, slog.String("refusal", refusal), slog.String("client", s.cfg.Proxies.Client(r).String()))
+		attrs = append(attrs, slog.String("refusal", refusal), slog.String("client", client.String()))
 	}
 	s.log.LogAttrs(r.Context(), lvl, "request", attrs...)
 }
@@ -218,7 +222,8 @@ func (s *Server) observe(route string, r *http.Request, status int, start time.T
 type statusWriter struct {
 	http.ResponseWriter
 	status  int
-	refusal string // why authentication refused the request, if it did
+	refusal string     // why authentication refused the request, if it did
+	client  netip.Addr // set with refusal
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -247,7 +252,7 @@ func (s *Server) dispatch(path string, rs []route) http.Handler {
 			h.Set("Allow", allowed)
 		}
 		if sw, ok := w.(*statusWriter); ok {
-			sw.refusal = req.refusal
+			sw.refusal, sw.client = req.refusal, req.client
 		}
 		writeRaw(w, status, body, h)
 		return req.orgID
@@ -299,18 +304,27 @@ func (s *Server) call(ctx context.Context, rt *route, req *request) (int, []byte
 // request whose key check fails spends its client's refusal budget; a
 // client that has spent it is answered 429 before its key is looked up
 // (a flood costs no query), unless it presents a key that has passed here
-// before, so good keys behind the same address keep working.
+// before, so good keys behind the same address keep working. Admission
+// takes the refusal before the lookup (throttle.Limiter.Admit), so a
+// client's concurrent requests get no more lookups than it has refusals
+// left; the request gives it back if its key passes.
 func (s *Server) authenticate(ctx context.Context, req *request, scope string) error {
 	presented := req.Header.Get("X-API-Key")
-	client := s.cfg.Proxies.Client(req.Request)
-	if wait, blocked := s.cfg.Refusals.Blocked(client); blocked && !s.wasAccepted(presented) {
-		req.refusal = "throttled"
-		return &apperr.Error{Kind: apperr.RateLimited, RetryAfter: max(wait, time.Second),
-			Message: "too many requests from this address failed authentication; retry later"}
+	var adm throttle.Admission
+	if s.cfg.Refusals != nil {
+		req.client = s.cfg.Proxies.Client(req.Request)
+		adm = s.cfg.Refusals.Admit(req.client)
+		if adm.Blocked && !s.wasAccepted(presented) {
+			req.refusal = "throttled"
+			return &apperr.Error{Kind: apperr.RateLimited, RetryAfter: adm.Wait,
+				Message: "too many requests from this address failed authentication; retry later"}
+		}
 	}
 	k, err := s.identify(ctx, req, presented)
-	if req.refusal != "" {
-		s.cfg.Refusals.Refused(client)
+	if s.cfg.Refusals != nil {
+		s.cfg.Refusals.Done(adm, req.refusal != "")
+	} else if req.refusal != "" {
+		req.client = s.cfg.Proxies.Client(req.Request) // for the log line
 	}
 	if err != nil {
 		return err
@@ -327,7 +341,7 @@ func (s *Server) authenticate(ctx context.Context, req *request, scope string) e
 			r := lim.Reserve()
 			wait := r.Delay()
 			r.Cancel()
-			return &apperr.Error{Kind: apperr.RateLimited, Message: fmt.Sprintf("rate limit of %g requests per second exceeded; retry later", s.cfg.RateLimit), RetryAfter: max(wait, time.Second)}
+			return &apperr.Error{Kind: apperr.RateLimited, Message: fmt.Sprintf("rate limit of %g requests per second exceeded; retry later", s.cfg.RateLimit), RetryAfter: wait}
 		}
 	}
 	return nil
@@ -361,7 +375,8 @@ func (s *Server) identify(ctx context.Context, req *request, presented string) (
 		return auth.Key{}, apperr.New(apperr.Unauthenticated, "API key was revoked")
 	}
 	if _, ok := s.accepted.Load(k.ID); !ok {
-		s.accepted.Store(k.ID, k.Hash)
+		kept := k // a copy, allocated only here: k stays on the stack
+		s.accepted.Store(k.ID, &kept)
 	}
 	return k, nil
 }
@@ -373,8 +388,8 @@ func (s *Server) wasAccepted(presented string) bool {
 	if kid == "" {
 		return false
 	}
-	h, ok := s.accepted.Load(kid)
-	return ok && subtle.ConstantTimeCompare(h.([]byte), auth.Hash(presented)) == 1
+	k, ok := s.accepted.Load(kid)
+	return ok && k.(*auth.Key).Matches(presented)
 }
 
 func (s *Server) readBody(req *request, kind bodyKind) error {

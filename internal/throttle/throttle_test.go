@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -84,52 +86,161 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
+// refuse is one refused request of a: admitted or not, it is refused.
+func refuse(l *Limiter, a netip.Addr) { l.Done(l.Admit(a), true) }
+
+// blocked reports whether a's next request would be answered 429, and the
+// wait; it leaves the budget as it was (the request is then not refused).
+func blocked(l *Limiter, a netip.Addr) (time.Duration, bool) {
+	adm := l.Admit(a)
+	l.Done(adm, false)
+	return adm.Wait, adm.Blocked
+}
+
 func TestLimiter(t *testing.T) {
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
 	l := NewLimiter(LimiterConfig{Rate: 2, Burst: 3, Now: c.now})
 	a, other := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
 	for i := range 3 {
-		if _, blocked := l.Blocked(a); blocked {
-			t.Fatalf("Blocked after %d refusals = true, want false (burst 3)", i)
+		if _, b := blocked(l, a); b {
+			t.Fatalf("blocked after %d refusals = true, want false (burst 3)", i)
 		}
-		l.Refused(a)
+		refuse(l, a)
 	}
-	wait, blocked := l.Blocked(a)
-	if !blocked || wait != 500*time.Millisecond {
-		t.Fatalf("Blocked after the burst = %v, %v; want true, 500ms (rate 2/s)", wait, blocked)
+	wait, b := blocked(l, a)
+	if !b || wait != 500*time.Millisecond {
+		t.Fatalf("blocked after the burst = %v, %v; want true, 500ms (rate 2/s)", wait, b)
 	}
-	if _, blocked := l.Blocked(other); blocked {
-		t.Errorf("Blocked(another address) = true, want its own budget")
+	if _, b := blocked(l, other); b {
+		t.Errorf("blocked(another address) = true, want its own budget")
 	}
 	c.t = c.t.Add(500 * time.Millisecond)
-	if _, blocked := l.Blocked(a); blocked {
-		t.Errorf("Blocked 500ms later = true, want one refusal earned back")
+	if _, b := blocked(l, a); b {
+		t.Errorf("blocked 500ms later = true, want one refusal earned back")
 	}
-	l.Refused(a)
-	if _, blocked := l.Blocked(a); !blocked {
-		t.Errorf("Blocked after spending it = false, want true")
+	refuse(l, a)
+	if _, b := blocked(l, a); !b {
+		t.Errorf("blocked after spending it = false, want true")
+	}
+	// A request that is not refused gives back what Admit took.
+	c.t = c.t.Add(500 * time.Millisecond)
+	for range 5 {
+		if _, b := blocked(l, a); b {
+			t.Fatalf("blocked after requests that were not refused = true, want them free")
+		}
 	}
 	c.t = c.t.Add(2 * time.Second)
-	if _, blocked := l.Blocked(a); blocked || l.Len() != 0 {
-		t.Errorf("after a full refill: Blocked = %v, Len = %d; want false, 0 (forgotten)", blocked, l.Len())
+	if _, b := blocked(l, a); b || l.Len() != 0 {
+		t.Errorf("after a full refill: blocked = %v, Len = %d; want false, 0 (forgotten)", b, l.Len())
 	}
 
 	// IPv6: one /64 is one client.
 	v6a, v6b, v6c := netip.MustParseAddr("2001:db8:1:2::1"), netip.MustParseAddr("2001:db8:1:2:ffff::9"), netip.MustParseAddr("2001:db8:1:3::1")
 	for range 3 {
-		l.Refused(v6a)
+		refuse(l, v6a)
 	}
-	if _, blocked := l.Blocked(v6b); !blocked {
-		t.Errorf("Blocked(%s) after its /64 spent the budget = false, want true", v6b)
+	if _, b := blocked(l, v6b); !b {
+		t.Errorf("blocked(%s) after its /64 spent the budget = false, want true", v6b)
 	}
-	if _, blocked := l.Blocked(v6c); blocked {
-		t.Errorf("Blocked(%s) in another /64 = true, want false", v6c)
+	if _, b := blocked(l, v6c); b {
+		t.Errorf("blocked(%s) in another /64 = true, want false", v6c)
 	}
 
 	off := NewLimiter(LimiterConfig{Rate: 0, Burst: 3})
-	off.Refused(a)
-	if _, blocked := off.Blocked(a); blocked || off != nil {
-		t.Errorf("NewLimiter(Rate 0) = %v, blocks %v; want nil, never", off, blocked)
+	refuse(off, a)
+	if adm := off.Admit(a); adm.Blocked || off != nil {
+		t.Errorf("NewLimiter(Rate 0) = %v, admits %v; want nil, always", off, !adm.Blocked)
+	}
+}
+
+// TestLimiterNetwork48: an IPv6 /48 has a budget NetworkScale times a
+// client's, so rotating through its 65,536 /64s buys no more than that.
+func TestLimiterNetwork48(t *testing.T) {
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	const burst = 3
+	l := NewLimiter(LimiterConfig{Rate: 0.001, Burst: burst, Now: c.now})
+	in48 := func(i int) netip.Addr {
+		return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 7, byte(i >> 8), byte(i), 15: 1})
+	}
+	admitted := 0
+	for i := range 1000 { // 1,000 /64s of one /48, each refused once
+		adm := l.Admit(in48(i))
+		if !adm.Blocked {
+			admitted++
+		}
+		l.Done(adm, true)
+	}
+	if admitted != NetworkScale*burst {
+		t.Errorf("1,000 /64s of one /48 were admitted %d times, want %d (the /48's burst)", admitted, NetworkScale*burst)
+	}
+	if _, b := blocked(l, in48(5000)); !b {
+		t.Errorf("a new /64 of a spent /48 is not blocked, want it blocked")
+	}
+	if _, b := blocked(l, netip.MustParseAddr("2001:db8:8::1")); b {
+		t.Errorf("another /48 is blocked, want its own budget")
+	}
+	// One /64 of a /48 still has its own, smaller budget.
+	l2 := NewLimiter(LimiterConfig{Rate: 0.001, Burst: burst, Now: c.now})
+	for range burst {
+		refuse(l2, in48(1))
+	}
+	if _, b := blocked(l2, in48(1)); !b {
+		t.Errorf("a /64 past its burst is not blocked, want blocked though its /48 is not")
+	}
+	if _, b := blocked(l2, in48(2)); b {
+		t.Errorf("a neighbouring /64 is blocked, want only the spent one")
+	}
+}
+
+// TestLimiterAdmitParallel: concurrent admissions of one client take its
+// refusals atomically: with B refusals left, at most B of any number of
+// concurrent requests are admitted. A client with no budget yet is admitted
+// without one until its first refusal is counted: those in flight then are
+// the window Admit documents, each of which still spends on refusal.
+func TestLimiterAdmitParallel(t *testing.T) {
+	const burst, n = 20, 400
+	for _, addr := range []string{"192.0.2.1", "2001:db8:1:2::1"} {
+		a := netip.MustParseAddr(addr)
+		l := NewLimiter(LimiterConfig{Rate: 0.001, Burst: burst})
+		refuse(l, a) // the client has a budget: burst-1 refusals left
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range n {
+			wg.Go(func() {
+				<-start
+				adm := l.Admit(a)
+				if !adm.Blocked {
+					admitted.Add(1)
+				}
+				l.Done(adm, true)
+			})
+		}
+		close(start)
+		wg.Wait()
+		if got := admitted.Load(); got != burst-1 {
+			t.Errorf("%s: %d concurrent refused requests with %d refusals left: %d admitted, want %d", addr, n, burst-1, got, burst-1)
+		}
+
+		// No budget yet: everything admitted before the first refusal is
+		// counted gets through (here all n, by holding the refusals back),
+		// and the refusals then spend the whole budget.
+		fresh := netip.MustParseAddr("198.51.100.1")
+		adms := make([]Admission, n)
+		wg = sync.WaitGroup{}
+		for i := range n {
+			wg.Go(func() { adms[i] = l.Admit(fresh) })
+		}
+		wg.Wait()
+		for _, adm := range adms {
+			if adm.Blocked {
+				t.Fatalf("a client with no budget was refused admission: %+v", adm)
+			}
+			l.Done(adm, true)
+		}
+		if _, b := blocked(l, fresh); !b {
+			t.Errorf("after %d refusals admitted in one window the client is not blocked, want blocked", n)
+		}
 	}
 }
 
@@ -137,9 +248,9 @@ func TestLimiter(t *testing.T) {
 // past MaxClients, and clients keep being limited.
 func TestLimiterBounded(t *testing.T) {
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	l := NewLimiter(LimiterConfig{Rate: 0.001, Burst: 1, MaxClients: 1000, Now: c.now})
+	l := NewLimiter(LimiterConfig{Rate: 0.001, Burst: 2, MaxClients: 1000, Now: c.now})
 	for i := range 100_000 {
-		l.Refused(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+		refuse(l, netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
 		if i%1000 == 0 {
 			c.t = c.t.Add(time.Second)
 		}
@@ -147,15 +258,59 @@ func TestLimiterBounded(t *testing.T) {
 	if n := l.Len(); n > 1000 || n < 900 {
 		t.Errorf("Len after 100,000 addresses = %d, want at most 1000 (and most of them kept)", n)
 	}
-	last := netip.AddrFrom4([4]byte{10, 1, 134, 159}) // i = 99,999
-	if _, blocked := l.Blocked(last); !blocked {
-		t.Errorf("Blocked(the latest address) = false, want true")
-	}
 	// Refilled clients go at the next sweep.
 	c.t = c.t.Add(time.Hour)
-	l.Refused(netip.MustParseAddr("192.0.2.1"))
+	refuse(l, netip.MustParseAddr("192.0.2.1"))
 	if n := l.Len(); n != 1 {
 		t.Errorf("Len after every budget refilled and one refusal = %d, want 1", n)
+	}
+}
+
+// TestLimiterKeepsBlocked: a full table makes room by forgetting clients
+// that are not blocked, never one that is (that would give it a new
+// budget); when every client is blocked a new one is not remembered.
+func TestLimiterKeepsBlocked(t *testing.T) {
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	l := NewLimiter(LimiterConfig{Rate: 0.001, Burst: 2, MaxClients: 100, Now: c.now})
+	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}) }
+	for i := range 50 { // 50 blocked clients
+		refuse(l, addr(i))
+		refuse(l, addr(i))
+	}
+	for i := 50; i < 5000; i++ { // a flood of clients refused once (not blocked)
+		refuse(l, addr(i))
+	}
+	for i := range 50 {
+		if _, b := blocked(l, addr(i)); !b {
+			t.Fatalf("blocked client %s was forgotten to make room, want it kept", addr(i))
+		}
+	}
+	if n := l.Len(); n != 100 {
+		t.Errorf("Len = %d, want 100 (full)", n)
+	}
+
+	// Every client blocked: a new one is not remembered, and none is lost.
+	full := NewLimiter(LimiterConfig{Rate: 0.001, Burst: 1, MaxClients: 100, Now: c.now})
+	for i := range 100 {
+		refuse(full, addr(i))
+	}
+	refuse(full, addr(1000))
+	refuse(full, addr(1000))
+	if _, b := blocked(full, addr(1000)); b || full.Len() != 100 {
+		t.Errorf("new client in a table of blocked ones: blocked %v, Len %d; want not remembered, 100", b, full.Len())
+	}
+	for i := range 100 {
+		if _, b := blocked(full, addr(i)); !b {
+			t.Fatalf("blocked client %s was forgotten, want every blocked client kept", addr(i))
+		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	for wait, want := range map[time.Duration]string{0: "1", time.Millisecond: "1", time.Second: "1", 1500 * time.Millisecond: "2", 20 * time.Second: "20"} {
+		if got := RetryAfter(wait); got != want {
+			t.Errorf("RetryAfter(%v) = %q, want %q", wait, got, want)
+		}
 	}
 }
 
@@ -206,9 +361,30 @@ func BenchmarkLimiterFlood(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		a := addrs[i%len(addrs)]
-		if _, blocked := l.Blocked(a); !blocked {
-			l.Refused(a)
-		}
+		refuse(l, addrs[i%len(addrs)])
 	}
+}
+
+// BenchmarkLimiterGoodClient is what the limiter costs a request that is
+// not refused, from every core at once: with no client remembered (one
+// atomic load), and with other clients remembered (the lock and a lookup).
+func BenchmarkLimiterGoodClient(b *testing.B) {
+	good := netip.MustParseAddr("192.0.2.1")
+	b.Run("idle", func(b *testing.B) {
+		l := NewLimiter(LimiterConfig{Rate: 1, Burst: 20})
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Done(l.Admit(good), false)
+			}
+		})
+	})
+	b.Run("under-attack", func(b *testing.B) {
+		l := NewLimiter(LimiterConfig{Rate: 1, Burst: 20})
+		refuse(l, netip.MustParseAddr("198.51.100.1"))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Done(l.Admit(good), false)
+			}
+		})
+	})
 }
