@@ -193,7 +193,7 @@ func (s *Server) Close(ctx context.Context) error {
 		ss.stopEngine()
 	}
 	s.mu.Unlock()
-	defer s.refusedLog.Close()
+	defer s.refusedLog.Flush()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
@@ -388,7 +388,7 @@ func (s *Server) claim(ctx context.Context, c call.Call, a assistant.Assistant) 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, nil, nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down"}
+		return nil, nil, nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down", expected: true}
 	}
 	if _, taken := s.sessions[c.ID]; taken {
 		s.mu.Unlock()
@@ -443,7 +443,8 @@ type incoming struct {
 // (4xx other than the 429 itself) and gives back what admission took
 // otherwise, and logs by sample: the first refusal of each code in a
 // window in full, the rest as one count, so a flood of refused handshakes
-// cannot fill the disk.
+// cannot fill the disk. A 5xx is logged at Error unless it is expected
+// (the server shutting down).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, h incoming, ref *refusal) {
 	s.refusedMu.Lock()
 	s.refused[ref.code]++
@@ -452,7 +453,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, h incoming, ref 
 	s.cfg.Refusals.Done(h.adm, fault)
 	if s.refusedLog.Sample(ref.code) {
 		lvl := slog.LevelInfo
-		if ref.status >= 500 {
+		if ref.status >= 500 && !ref.expected {
 			lvl = slog.LevelError
 		}
 		client := h.client

@@ -19,6 +19,9 @@ type refusal struct {
 	message string
 	header  http.Header
 	err     error // the cause, for the log only
+	// expected marks a 5xx that is no fault of the server (it is shutting
+	// down): logged at Info, not Error.
+	expected bool
 }
 
 // kindStatus is the one table from an error kind (of the store or of call

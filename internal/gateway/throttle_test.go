@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"switchboard/internal/assistant"
 	"switchboard/internal/call"
 	"switchboard/internal/id"
 	"switchboard/internal/throttle"
@@ -119,6 +120,37 @@ func TestRefusalsThrottled(t *testing.T) {
 	if got := srv.Stats().Refusals; got["not_found"] != 8 || got["rate_limited"] != 2 {
 		t.Errorf("Stats().Refusals = %v, want not_found 8, rate_limited 2", got)
 	}
+}
+
+// TestShutdownRefusalsSampled: handshakes refused because the server is
+// shutting down (the listener outlives the gateway's Close) are logged by
+// sample like any refusal, at Info: they are expected, not server faults.
+func TestShutdownRefusalsSampled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		mem := newMemory()
+		a := assistant.Assistant{ID: id.New(id.Assistant), OrgID: id.New(id.Org), Name: "Ava", MaxDurationSeconds: 600, SilenceTimeoutSeconds: 30}
+		mem.assistants[a.ID] = a
+		now := time.Now().UTC()
+		c := mem.add(call.Call{ID: id.New(id.Call), OrgID: a.OrgID, Type: call.Web, Status: call.Queued, AssistantID: a.ID, CreatedAt: now, UpdatedAt: now})
+		srv := New(Config{Store: mem, Calls: mem, Brains: brainOf(echoBrain{}), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+		if err := srv.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			w := handshake(srv, "call_id="+c.ID+"&assistant_id="+a.ID, "192.0.2.1:1234", "Connection", "Upgrade", "Upgrade", "websocket",
+				"Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+			if w.Code != http.StatusServiceUnavailable {
+				t.Fatalf("handshake %d after Close = %d %s, want 503", i, w.Code, w.Body)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], `"level":"INFO"`) || !strings.Contains(lines[1], `"unavailable":99`) {
+			t.Errorf("log after 100 handshakes refused in shutdown = %d lines:\n%.2000s\nwant 2: the first at INFO, then a count of 99", len(lines), buf.String())
+		}
+	})
 }
 
 // slowStore is a countingStore whose lookups take a while, so concurrent

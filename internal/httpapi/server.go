@@ -120,7 +120,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // Close flushes key usage times and the count of refused requests.
 func (s *Server) Close() {
 	s.used.flush(context.Background())
-	s.refusedLog.Close()
+	s.refusedLog.Flush()
 }
 
 // FlushUsage writes pending lastUsedAt updates (called periodically).

@@ -16,7 +16,9 @@ const DefaultSampleWindow = 10 * time.Second
 // in full by the caller, and the rest are counted; when the window closes
 // the Sampler writes one line with the counts by reason. So a flood costs
 // at most one line per reason plus one per window, and a lone event is
-// logged as before.
+// logged as before. It has no end: Flush writes the open window's counts
+// at shutdown, and events after it are sampled the same way (a listener
+// may outlive the component that owns the Sampler).
 type Sampler struct {
 	log    *slog.Logger
 	msg    string
@@ -27,7 +29,6 @@ type Sampler struct {
 	counts  map[string]int64 // events not logged one by one, by reason
 	timer   *time.Timer      // closes the window; nil when no window is open
 	started time.Time
-	closed  bool
 }
 
 // NewSampler returns a Sampler whose summary lines say msg. window <= 0
@@ -40,14 +41,10 @@ func NewSampler(log *slog.Logger, msg string, window time.Duration) *Sampler {
 }
 
 // Sample records one event of reason and reports whether the caller should
-// log it in full (the first of its reason in this window, or any event
-// after Close).
+// log it in full (the first of its reason in this window).
 func (s *Sampler) Sample(reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return true
-	}
 	if s.timer == nil {
 		s.started = time.Now()
 		s.timer = time.AfterFunc(s.window, s.flush)
@@ -84,11 +81,11 @@ func (s *Sampler) flush() {
 		slog.Duration("window", time.Since(started).Round(time.Millisecond)), slog.Group("by_reason", by...))
 }
 
-// Close writes the counts of the open window, if any; events after it are
-// logged in full.
-func (s *Sampler) Close() {
+// Flush closes the open window now, writing its counts, if any (at
+// shutdown, so that they are not lost). Sampling goes on: the next event
+// opens a new window.
+func (s *Sampler) Flush() {
 	s.mu.Lock()
-	s.closed = true
 	t := s.timer
 	s.mu.Unlock()
 	if t != nil && t.Stop() {

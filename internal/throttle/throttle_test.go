@@ -315,7 +315,8 @@ func TestRetryAfter(t *testing.T) {
 }
 
 // TestSampler: a thousand refusals make one full line per reason and one
-// summary line per window, and a lone one later is logged in full again.
+// summary line per window, and a lone one later is logged in full again;
+// Flush writes the open window's count and sampling goes on after it.
 func TestSampler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var buf bytes.Buffer
@@ -343,12 +344,17 @@ func TestSampler(t *testing.T) {
 			t.Errorf("Sample in a new window = false, want the first logged in full")
 		}
 		s.Sample("not_found")
-		s.Close()
+		s.Flush()
 		if n := strings.Count(buf.String(), "\n"); n != 2 {
-			t.Errorf("lines after Close = %d, want 2 (Close writes the open window's count)", n)
+			t.Errorf("lines after Flush = %d, want 2 (Flush writes the open window's count)", n)
 		}
-		if first, second := s.Sample("x"), s.Sample("x"); !first || !second {
-			t.Errorf("Sample after Close = false, want everything logged")
+		if first, second, third := s.Sample("x"), s.Sample("x"), s.Sample("x"); !first || second || third {
+			t.Errorf("Sample after Flush = %v, %v, %v; want true, false, false (still sampling)", first, second, third)
+		}
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[2], `"by_reason":{"x":2}`) {
+			t.Errorf("lines a window after Flush = %q, want a third with the count of x: 2", lines)
 		}
 	})
 }
