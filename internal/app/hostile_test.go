@@ -85,7 +85,9 @@ func expectRejected(t *testing.T, what string, r resp, status int, code string, 
 }
 
 // TestHostilePathIDs: on every id route, a path id that cannot be an id is
-// the same 404 as an unknown id, on both stores, and changes nothing.
+// the same 404 as an unknown id, on both stores, and changes nothing. That
+// no query is made for it (SQLite would answer the same 404 after one) is
+// httpapi's TestMalformedIDsCostNoQuery.
 func TestHostilePathIDs(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))

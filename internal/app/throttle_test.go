@@ -141,7 +141,9 @@ func TestForwardedForTrustedOnlyFromProxies(t *testing.T) {
 }
 
 // TestForgedKeyBytes: a key whose lookup part holds bytes no key has is
-// refused as invalid before any query (PostgreSQL fails on invalid UTF-8).
+// refused as invalid on both stores (PostgreSQL fails on invalid UTF-8 in
+// a query). That it is refused without a lookup is httpapi's
+// TestMalformedIDsCostNoQuery.
 func TestForgedKeyBytes(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))

@@ -309,7 +309,7 @@ func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
 		}
 		field := fmt.Sprintf("rows[%d].", row)
 		for i, v := range rec {
-			if p := textProblem(v); p != "" && i < len(names) {
+			if p := textProblem(v); p != "" { // rows have the header's width (FieldsPerRecord)
 				errs.Add(field+names[i], "%s", p)
 				rec[i] = "" // reported: no second error on the same cell
 			}

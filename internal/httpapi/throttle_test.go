@@ -2,8 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,5 +157,104 @@ func BenchmarkAuthenticate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMalformedIDsCostNoQuery: on every route with ids in its path, an id
+// that cannot be one is the route's 404 without any call to the store or
+// the services (the store here knows only the key: any other call panics,
+// which would be a 500), and a key with bytes no key has is a 401 without
+// a key lookup. The end-to-end tests cannot show this: SQLite answers the
+// same 404 when such an id is looked up.
+func TestMalformedIDsCostNoQuery(t *testing.T) {
+	k, secret := auth.NewKey(id.New(id.Org), "k", auth.AllScopes, time.Now())
+	st := &keyStore{key: k}
+	s := New(Config{}, st, nil, nil, slog.New(slog.DiscardHandler), nil)
+	t.Cleanup(s.Close)
+	send := func(method, path, key, body string) *httptest.ResponseRecorder {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		r := httptest.NewRequest(method, path, rd)
+		r.Header.Set("X-API-Key", key)
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w
+	}
+	// The id kind of each path parameter, by the path before it.
+	kinds := map[string]string{
+		"/v1/calls/{id}": id.Call, "/v1/phone/purchases/{id}": id.Purchase, "/v1/phone/contacts/{id}": id.Purchase,
+		"{contactId}": id.Contact, "/v1/phone/schedules/{id}": id.Schedule, "/v1/assistants/{id}": id.Assistant,
+		"/v1/webhooks/{id}": id.Webhook, "{messageId}": id.Message,
+	}
+	bodies := map[string]string{
+		"PATCH /v1/assistants/{id}":    `{"name":"renamed"}`,
+		"POST /v1/phone/contacts/{id}": `{"contacts":[{"phoneNumber":"+14155550123"}]}`,
+	}
+	bad := []string{"x\x00y", "\xff\xfe", "\xed\xa0\x80", "asst_" + strings.Repeat("a", 25) + "\x00", "call_abc", "CALL_" + strings.Repeat("A", 26), "call_" + strings.Repeat("1", 26)}
+	routes := 0
+	for _, rt := range s.Routes() {
+		method, pattern := rt[0], rt[1]
+		segs := strings.Split(pattern, "/")
+		var params []int
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") {
+				params = append(params, i)
+			}
+		}
+		if len(params) == 0 {
+			continue
+		}
+		routes++
+		kindOf := func(i int) string {
+			if k, ok := kinds[segs[i]]; ok {
+				return k
+			}
+			k, ok := kinds[strings.Join(segs[:i+1], "/")]
+			if !ok {
+				t.Fatalf("%s %s: no id kind for %s: add it to this test", method, pattern, segs[i])
+			}
+			return k
+		}
+		for _, p := range params {
+			for _, v := range bad {
+				path := slices.Clone(segs)
+				for _, q := range params {
+					path[q] = id.New(kindOf(q))
+				}
+				path[p] = url.PathEscape(v)
+				before := st.lookups.Load()
+				w := send(method, strings.Join(path, "/"), secret, bodies[method+" "+pattern])
+				if w.Code != 404 || !strings.Contains(w.Body.String(), `"code":"not_found"`) {
+					t.Errorf("%s %s with %s = %q: %d %s, want 404 not_found with no store call", method, pattern, segs[p], v, w.Code, w.Body)
+				}
+				if n := st.lookups.Load() - before; n != 1 {
+					t.Errorf("%s %s with %s = %q: %d key lookups, want 1", method, pattern, segs[p], v, n)
+				}
+			}
+		}
+	}
+	if routes != 16 {
+		t.Errorf("found %d routes with path ids, want 16", routes)
+	}
+
+	before := st.lookups.Load()
+	for _, key := range []string{
+		auth.KeyPrefix + strings.Repeat("\xff", 16) + "_" + id.Random(20),
+		auth.KeyPrefix + "AAAAAAAAAAAAAAAA_" + id.Random(20),
+		auth.KeyPrefix + "aaaaaaaa\xc3\xa9aaaaaa_" + id.Random(20),
+		auth.KeyPrefix + "aaaaaaaaaaaaaaa\x00_" + id.Random(20),
+		"not-a-key",
+	} {
+		if w := send("GET", "/v1/calls", key, ""); w.Code != 401 {
+			t.Errorf("GET /v1/calls with key %q = %d, want 401", key, w.Code)
+		}
+	}
+	if n := st.lookups.Load() - before; n != 0 {
+		t.Errorf("keys with bytes no key has cost %d key lookups, want 0", n)
 	}
 }

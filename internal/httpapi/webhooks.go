@@ -154,15 +154,16 @@ func (s *Server) listDeliveries(ctx context.Context, r *request) (response, erro
 }
 
 func (s *Server) redeliver(ctx context.Context, r *request) (response, error) {
+	// Both path ids are checked before any query.
 	wid, err := pathID(r, "id", id.Webhook, "webhook")
 	if err != nil {
 		return response{}, err
 	}
-	if _, err := s.store.GetWebhook(ctx, r.orgID, wid); err != nil {
-		return response{}, err
-	}
 	mid, err := pathID(r, "messageId", id.Message, "webhook message")
 	if err != nil {
+		return response{}, err
+	}
+	if _, err := s.store.GetWebhook(ctx, r.orgID, wid); err != nil {
 		return response{}, err
 	}
 	if err := s.store.Redeliver(ctx, r.orgID, wid, mid, s.now()); err != nil {
