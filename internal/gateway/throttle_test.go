@@ -185,3 +185,24 @@ func TestConcurrentRefusalsBounded(t *testing.T) {
 		t.Errorf("%d concurrent handshakes with %d refusals left cost %d lookups, want at most %d", flood, burst-1, n, burst-1)
 	}
 }
+
+// TestMethodRefusalSpendsBudget: a handshake that is not a GET is a 405
+// that spends the client's refusal budget, as the protocol document says.
+func TestMethodRefusalSpendsBudget(t *testing.T) {
+	mem := newMemory()
+	srv := New(Config{Store: mem, Calls: mem, Brains: brainOf(echoBrain{}),
+		Refusals: throttle.NewLimiter(throttle.LimiterConfig{Rate: 0.001, Burst: 2})})
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	for range 2 {
+		r := httptest.NewRequest("POST", "/new-web-call/connection?call_id="+id.New(id.Call)+"&assistant_id="+id.New(id.Assistant), nil)
+		r.RemoteAddr = "192.0.2.1:1"
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code != http.StatusMethodNotAllowed {
+			t.Fatalf("POST handshake = %d, want 405", w.Code)
+		}
+	}
+	if w := handshake(srv, "call_id="+id.New(id.Call)+"&assistant_id="+id.New(id.Assistant), "192.0.2.1:2"); w.Code != http.StatusTooManyRequests {
+		t.Errorf("GET after two 405s with a burst of 2 = %d, want 429", w.Code)
+	}
+}
