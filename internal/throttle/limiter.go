@@ -152,11 +152,12 @@ type Admission struct {
 // it back if the request is not refused.
 //
 // Only budgets that exist are taken from. A client with none (every client
-// that has not been refused lately) is admitted without any map work, and
-// its refusals are counted by Done; so the requests such a client has in
-// flight when its first refusal is counted were all admitted, and a
-// concurrent flood from a new client gets Burst lookups plus those in
-// flight at its start (each of which still spends one refusal).
+// that has not been refused lately) is admitted without taking anything,
+// and without any lock while no client at all has a budget; its refusals
+// are counted by Done. So the requests such a client has in flight when
+// its first refusal is counted were all admitted: a concurrent flood from
+// a new client gets Burst lookups plus those in flight at its start (each
+// of which still spends one refusal, so the budget is spent at once).
 func (l *Limiter) Admit(addr netip.Addr) Admission {
 	if l == nil || l.size.Load() == 0 {
 		return Admission{addr: addr} // the hot path, inlined
