@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -438,6 +439,8 @@ func (m *Main) Close(ctx context.Context) error {
 			m.log.Warn("web-call clients did not close their sockets in time and were cut", "err", err, "after", time.Since(began).String())
 		}
 		cancel()
+		// A cut session ends at once, but it may still be recording its
+		// call's end: the database waits for it (m.gateway.Stopped below).
 	}
 	if m.http != nil {
 		sctx, cancel := stage(stopHTTPBy)
@@ -469,11 +472,30 @@ func (m *Main) Close(ctx context.Context) error {
 	done, err := m.stopCalls(sctx)
 	cancel()
 	errs = append(errs, err)
-	select {
-	case <-done:
-	default:
-		running = append(running, done)
+	if m.gateway != nil {
+		running = append(running, m.gateway.Stopped())
 	}
+	running = append(running, done)
+	// Work still ending (a cut web session recording its call's end, jobs
+	// that were canceled) gets what is left of the whole budget.
+	last := time.NewTimer(time.Until(began.Add(total)))
+	defer last.Stop()
+	spent := false
+	running = slices.DeleteFunc(running, func(ch <-chan struct{}) bool {
+		if !spent {
+			select {
+			case <-ch:
+			case <-last.C:
+				spent = true
+			}
+		}
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	})
 	if m.api != nil {
 		m.api.Close()
 	}

@@ -116,6 +116,7 @@ type Server struct {
 	closed   bool                // set by Close: every conversation ends system-shutdown, new ones are refused
 	sessions map[string]*session // by call id, from the claim until ServeHTTP returns
 	wg       sync.WaitGroup      // one per claimed session
+	stopped  chan struct{}       // made by Close; closed once every session has returned
 
 	refusedLog *throttle.Sampler
 	stats      struct{ sessions, overflows, abuse, panics atomic.Int64 }
@@ -192,13 +193,16 @@ func (s *Server) Close(ctx context.Context) error {
 	for _, ss := range s.sessions {
 		ss.stopEngine()
 	}
+	if s.stopped == nil {
+		s.stopped = make(chan struct{})
+		go func() {
+			s.wg.Wait()
+			close(s.stopped)
+		}()
+	}
+	done := s.stopped
 	s.mu.Unlock()
 	defer s.refusedLog.Flush()
-	done := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(done)
-	}()
 	select {
 	case <-done:
 		return nil
@@ -210,6 +214,15 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	return ctx.Err()
+}
+
+// Stopped is closed once every session has returned, after Close: a
+// session Close had to cut may still be recording its call's end, so the
+// database must stay open until then. Nil before Close.
+func (s *Server) Stopped() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 // CallEnded tells the gateway that a call has ended, wherever that
