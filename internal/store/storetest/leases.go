@@ -16,31 +16,27 @@ import (
 
 // RunTwoNodes runs the lease tests with two stores open on one database,
 // as two nodes of a cluster are (each with its own connections): the
-// outbox messages and analyses they claim concurrently are each leased to
-// exactly one of them, none is lost, and a lease that expires lets the
-// other node claim the row. open returns two fresh, migrated stores on one
-// new empty database and arranges for them to be closed.
+// outbox messages, analyses and scheduled attempts they claim concurrently
+// are each leased to exactly one of them, none is lost, and a lease that
+// expires lets the other node claim the row; two nodes dialing one attempt
+// create one call. open returns two fresh, migrated stores on one new empty
+// database and arranges for them to be closed.
 func RunTwoNodes(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
-	t.Run("ClaimOutbox", func(t *testing.T) {
-		t.Parallel()
-		a, b := open(t)
-		claimOutboxRace(t, a, b)
-	})
-	t.Run("ClaimAnalyses", func(t *testing.T) {
-		t.Parallel()
-		a, b := open(t)
-		claimAnalysesRace(t, a, b)
-	})
-	t.Run("LeaseAttempts", func(t *testing.T) {
-		t.Parallel()
-		a, b := open(t)
-		leaseAttemptsRace(t, a, b)
-	})
-	t.Run("DialClaim", func(t *testing.T) {
-		t.Parallel()
-		a, b := open(t)
-		dialClaimRace(t, a, b)
-	})
+	for _, race := range []struct {
+		name string
+		run  func(t *testing.T, a, b store.Store)
+	}{
+		{"ClaimOutbox", claimOutboxRace},
+		{"ClaimAnalyses", claimAnalysesRace},
+		{"LeaseAttempts", leaseAttemptsRace},
+		{"DialClaim", dialClaimRace},
+	} {
+		t.Run(race.name, func(t *testing.T) {
+			t.Parallel()
+			a, b := open(t)
+			race.run(t, a, b)
+		})
+	}
 }
 
 // leaseAttemptsRace stores 60 due attempts through a and has a and b race
