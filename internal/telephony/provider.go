@@ -32,6 +32,8 @@ type PlaceRequest struct {
 	From string
 	// To is the destination (E.164).
 	To string
+	// Trunk is the SIP connection of the From number (SIP only).
+	Trunk Trunk
 }
 
 // EventKind is the progress a provider reports for a call.
@@ -68,6 +70,13 @@ type Event struct {
 	Outcome string
 	// Reason is set on Ended: a namespaced endedReason such as "customer-ended-call".
 	Reason string
+	// ProviderCallID is the provider's id of the call (the SIP Call-ID,
+	// Twilio's CallSid), set on the first event that knows it.
+	ProviderCallID string
+	// Line is set on Answered by providers that carry the call's audio:
+	// the runtime now owns the call's end (see Line), and the provider
+	// sends no Ended event for it.
+	Line Line
 }
 
 // EventSink receives provider events. A provider calls it from its own
