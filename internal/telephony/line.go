@@ -128,9 +128,9 @@ type Incoming struct {
 // Refusals an Admitter answers with (wrapped); providers map them to their
 // own responses (SIP: 404, 403, 480).
 var (
-	ErrUnknownNumber   = errors.New("telephony: the number is not purchased on a connection of this provider")
-	ErrSourceRefused   = errors.New("telephony: the source address is not among the connection's inbound sources")
-	ErrNoInboundAgent  = errors.New("telephony: the number has no inbound assistant")
+	ErrUnknownNumber  = errors.New("telephony: the number is not purchased on a connection of this provider")
+	ErrSourceRefused  = errors.New("telephony: the source address is not among the connection's inbound sources")
+	ErrNoInboundAgent = errors.New("telephony: the number has no inbound assistant")
 	ErrUnavailable    = errors.New("telephony: the service cannot take calls now")
 )
 
