@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
+	"switchboard/internal/callrun"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway"
 	"switchboard/internal/httpapi"
@@ -153,7 +154,7 @@ type Main struct {
 	ln      net.Listener
 	// metricsLn is the metrics listener (Config.MetricsAddr), if any.
 	metricsLn net.Listener
-	phone     *phoneConversations
+	runtime   *callrun.Runtime
 	gateway   *gateway.Server
 	speech    *SpeechEngines
 	// workers are the background loops Main owns (startWorker);
@@ -163,6 +164,23 @@ type Main struct {
 	// BootstrapKey is the key printed on the first start, for tests.
 	BootstrapKey string
 	OrgID        string
+}
+
+// sandboxConfig is the sandbox network of cfg: its personas answer over
+// lines the call runtime runs, audio lines when the sandbox speaks
+// (cfg.SandboxVoice and the local engines are here).
+func (m *Main) sandboxConfig(cfg Config) sandbox.Config {
+	sc := cfg.Sandbox
+	lines := &sandbox.Lines{Think: cfg.PersonaThink}
+	if cfg.SandboxVoice {
+		ear, ok1 := m.speech.Transcriber("local")
+		mouth, ok2 := m.speech.Synthesizer("local")
+		if ok1 && ok2 {
+			lines.Ear, lines.Mouth, lines.VoiceCalls = ear, mouth, max(cmp.Or(cfg.SandboxVoiceCalls, 4), 1)
+		}
+	}
+	sc.Lines = lines
+	return sc
 }
 
 // Start opens and migrates the database, bootstraps the first organization,
@@ -187,8 +205,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	}
 
 	calls := callctl.New(db, log)
-	m.sandbox = sandbox.New(cfg.Sandbox, calls.HandleEvent, log.With("provider", "sandbox"))
-	calls.AddProvider(m.sandbox)
 	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
 
 	reg := prometheus.NewRegistry()
@@ -220,6 +236,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, err
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
+	m.sandbox = sandbox.New(m.sandboxConfig(cfg), calls.HandleEvent, log.With("provider", "sandbox"))
+	calls.AddProvider(m.sandbox)
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	// One budget of refusals per client address, shared by the REST API
 	// and the gateway: a client that floods either is slowed on both.
@@ -230,18 +248,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
-	m.phone = newPhoneConversations(db, calls, brains, log.With("component", "conversation"), cfg.PersonaThink)
 	vm := newVoiceMetrics(reg)
-	if cfg.SandboxVoice {
-		m.phone.voices, m.phone.observer = m.speech, vm
-		m.phone.voiceSlots = make(chan struct{}, max(cmp.Or(cfg.SandboxVoiceCalls, 4), 1))
-	}
+	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
+		Observer: vm, Log: log.With("component", "conversation")})
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		VoiceObserver: vm, Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
 	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
-	calls.SetHooks(callctl.Hooks{Answered: m.phone.answered, Ended: func(c call.Call) {
-		m.phone.ended(c)
+	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: func(c call.Call) {
+		m.runtime.Ended(c)
 		m.gateway.CallEnded(c)
 	}})
 	m.startWorker(workerCtx, func(ctx context.Context) {
@@ -534,8 +549,8 @@ func (m *Main) stopCalls(ctx context.Context) (done <-chan struct{}, err error) 
 		stop func() error
 	}{
 		{"phone conversations", func() error {
-			if m.phone != nil {
-				m.phone.stop()
+			if m.runtime != nil {
+				m.runtime.Stop()
 			}
 			return nil
 		}},

@@ -81,7 +81,7 @@ func (c *voiceClient) read(ctx context.Context) {
 
 // mic is the client's microphone: queued speech, else silence, in real time.
 func (c *voiceClient) mic(ctx context.Context) {
-	microphone(ctx, c.say, make([]byte, 2*audio.FrameSamples), func(frame []byte) error {
+	audio.RealTime(ctx, c.say, make([]byte, 2*audio.FrameSamples), func(frame []byte) error {
 		return c.conn.Write(ctx, websocket.MessageBinary, frame)
 	}, nil)
 }

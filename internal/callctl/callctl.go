@@ -174,8 +174,28 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 	default:
 		return
 	}
-	if _, err := s.transition(ctx, ev.CallID, ch, result...); err != nil {
+	c, applied, err := s.apply(ctx, ev.CallID, ch, result...)
+	if err != nil {
 		s.log.Error("provider event not applied", "call_id", ev.CallID, "event", ev.Kind.String(), "err", err)
+	}
+	if ev.Line == nil {
+		return
+	}
+	// The provider handed the call's line over: the runtime takes it, or
+	// nobody owns the call's end and it ends here.
+	if applied && s.hooks.Answered != nil && s.hooks.Answered(c, ev.Line) {
+		return
+	}
+	hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), hangupTimeout)
+	defer hcancel()
+	if err := ev.Line.Hangup(hctx); err != nil {
+		s.log.Warn("hanging up a line nobody runs failed", "call_id", ev.CallID, "err", err)
+	}
+	if applied {
+		// Answered while the runtime stops (shutdown).
+		if _, err := s.transition(ctx, ev.CallID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Completed, Reason: call.ReasonSystemShutdown}); err != nil {
+			s.log.Error("ending an answered call nobody runs failed", "call_id", ev.CallID, "err", err)
+		}
 	}
 }
 
@@ -222,8 +242,11 @@ func (s *Service) apply(ctx context.Context, callID string, ch call.Change, resu
 
 // Hooks are told about phone calls whose conversation starts or must stop.
 type Hooks struct {
-	// Answered is called (and must not block) when a phone call is answered.
-	Answered func(c call.Call)
+	// Answered is called (and must not block) when a provider answered a
+	// phone call and handed its line over; it reports whether the call
+	// runtime took the line (false while it stops: the call then ends
+	// system-shutdown and the line is hung up).
+	Answered func(c call.Call, line telephony.Line) bool
 	// Ended is called (and must not block) when any call has ended.
 	Ended func(c call.Call)
 }
@@ -233,10 +256,7 @@ func (s *Service) SetHooks(h Hooks) { s.hooks = h }
 
 // after runs the hooks of an applied transition.
 func (s *Service) after(c call.Call) {
-	switch {
-	case c.Status == call.InProgress && c.Type == call.Phone && s.hooks.Answered != nil:
-		s.hooks.Answered(c)
-	case c.Status == call.Ended && s.hooks.Ended != nil:
+	if c.Status == call.Ended && s.hooks.Ended != nil {
 		s.hooks.Ended(c)
 	}
 }

@@ -70,8 +70,15 @@ type Config struct {
 	// network gives up; default 30s.
 	NoAnswerTimeout time.Duration
 	// TalkTime is how long an answered call lasts before the callee hangs
-	// up; default 5s.
+	// up; default 10 minutes.
 	TalkTime time.Duration
+	// Lines, when set, hands every call the persona answers to the call
+	// runtime as a Line (Event.Line on Answered); the network then sends
+	// no Ended event for it: the line ends (the persona hangs up, TalkTime
+	// passes, Hangup or Close) and the runtime records the end. Without
+	// Lines the network only signals (its tests, and servers that run no
+	// conversations).
+	Lines *Lines
 }
 
 // withDefaults returns c with every zero (or negative) field replaced by its
@@ -106,6 +113,8 @@ type Network struct {
 	closed bool
 	calls  map[string]*call // live calls by CallID; membership means live
 	wg     sync.WaitGroup   // one per call goroutine
+	// voiceSlots bounds the audio lines at once (Lines.VoiceCalls).
+	voiceSlots chan struct{}
 }
 
 // call is the shared state of one live call.
@@ -116,6 +125,8 @@ type call struct {
 	// reason is the Reason of the Ended event for an early end. It is
 	// written under Network.mu before stop is closed.
 	reason string
+	// to is the destination, whose persona answers.
+	to string
 }
 
 // Compile-time check that Network is a telephony.Provider.
@@ -137,12 +148,20 @@ func New(cfg Config, sink telephony.EventSink, log *slog.Logger) *Network {
 	for _, num := range cfg.Numbers {
 		available[num.Number] = struct{}{}
 	}
+	slots := 0
+	if cfg.Lines != nil {
+		slots = cfg.Lines.VoiceCalls
+		if slots <= 0 {
+			slots = 4
+		}
+	}
 	return &Network{
-		cfg:       cfg,
-		available: available,
-		sink:      sink,
-		log:       log.With("provider", providerName),
-		calls:     make(map[string]*call),
+		voiceSlots: make(chan struct{}, slots),
+		cfg:        cfg,
+		available:  available,
+		sink:       sink,
+		log:        log.With("provider", providerName),
+		calls:      make(map[string]*call),
 	}
 }
 
@@ -205,7 +224,7 @@ func (n *Network) Place(ctx context.Context, req telephony.PlaceRequest) error {
 	if _, live := n.calls[req.CallID]; live {
 		return ErrDuplicateCall
 	}
-	c := &call{stop: make(chan struct{})}
+	c := &call{stop: make(chan struct{}), to: req.To}
 	n.calls[req.CallID] = c
 	n.wg.Go(func() { n.run(req.CallID, c, steps) })
 	n.log.Debug("sandbox call placed", "call_id", req.CallID, "from", req.From, "to", req.To)
@@ -297,7 +316,7 @@ func (n *Network) script(to string) []step {
 // the call's events and always emits exactly one Ended, last.
 func (n *Network) run(id string, c *call, steps []step) {
 	answered := false
-	for _, s := range steps {
+	for i, s := range steps {
 		if !sleep(c.stop, s.wait) {
 			n.endEarly(id, c, answered)
 			return
@@ -311,6 +330,10 @@ func (n *Network) run(id string, c *call, steps []step) {
 			n.emit(telephony.Event{CallID: id, Kind: telephony.Ended, Outcome: s.outcome, Reason: s.reason})
 			return
 		}
+		if s.kind == telephony.Answered && n.cfg.Lines != nil && i+1 < len(steps) && steps[i+1].outcome == outcomeCompleted {
+			n.handOver(id, c, steps[i+1].wait)
+			return
+		}
 		n.emit(telephony.Event{CallID: id, Kind: s.kind})
 		if s.kind == telephony.Answered {
 			answered = true
@@ -320,6 +343,20 @@ func (n *Network) run(id string, c *call, steps []step) {
 	// its Ended event.
 	n.finish(id, c)
 	n.emit(telephony.Event{CallID: id, Kind: telephony.Ended, Outcome: outcomeFailed, Reason: "provider-failed"})
+}
+
+// handOver answers call id with a persona line and hands the line to the
+// sink's runtime: the line ends when the persona hangs up, after talk, or
+// when the call is stopped (Hangup, Close), and no Ended event follows.
+func (n *Network) handOver(id string, c *call, talk time.Duration) {
+	l := n.newLine(c.to)
+	n.emit(telephony.Event{CallID: id, Kind: telephony.Answered, Line: l})
+	if sleep(c.stop, talk) && n.finish(id, c) {
+		l.finish(endCustomer)
+		return
+	}
+	l.finish(telephony.End{})
+	// Hangup or Close removed the call; Close asked for system-shutdown.
 }
 
 // finish removes call id from the live set for a scripted end. It reports

@@ -1,0 +1,329 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"switchboard/internal/audio"
+	"switchboard/internal/speech"
+	"switchboard/internal/telephony"
+)
+
+// Lines makes the network hand each answered call to the call runtime as
+// a telephony.Line whose far end is the destination's Persona. With Ear
+// and Mouth set the line is audio (G.711 μ-law at 8 kHz: the persona hears
+// the assistant through Ear and speaks through Mouth, in real time); at
+// most VoiceCalls lines are audio at once — each runs two recognizers on
+// the local engines — and the others, like every line without Ear and
+// Mouth, carry text.
+type Lines struct {
+	// Think is the persona's pause before answering on a text line.
+	Think time.Duration
+	// Ear and Mouth are the persona's speech engines (the local ones).
+	Ear   speech.Transcriber
+	Mouth speech.Synthesizer
+	// VoiceCalls bounds the audio lines at once (default 4).
+	VoiceCalls int
+}
+
+// PhoneLine is the sandbox's audio line format.
+var PhoneLine = audio.Format{Encoding: audio.Mulaw, SampleRate: 8000}
+
+// persona line outcomes.
+var (
+	endCustomer = telephony.End{Outcome: outcomeCompleted, Reason: "customer-ended-call"}
+)
+
+// personaLine is a sandbox call's line: the persona at the far end.
+type personaLine struct {
+	persona Persona
+	think   time.Duration
+	format  audio.Format
+	ear     speech.Transcriber // audio lines
+	mouth   speech.Synthesizer
+	release func() // gives the audio slot back; once
+	log     *slog.Logger
+
+	said chan said // the persona's answers, bounded
+
+	mu     sync.Mutex
+	ended  chan struct{}
+	end    telephony.End
+	closed bool
+	timers []*time.Timer
+	stream speech.TranscribeStream // the ear's stream while Receive runs
+	heard  bool                    // assistant audio since the last Finish
+	bye    bool                    // say the last answer, then hang up
+}
+
+// said is one answer of the persona: text on a text line, μ-law audio on
+// an audio line; hangup ends the call after it.
+type said struct {
+	text   string
+	ulaw   []byte
+	hangup bool
+}
+
+var (
+	_ telephony.TextLine = (*personaLine)(nil)
+	_ interface {
+		SpeechStarted()
+		SpeechStopped()
+		AudioStart(string)
+		AudioDone(string)
+		AudioClear(string, int64)
+	} = (*personaLine)(nil) // callrun.AudioEvents
+)
+
+// newLine makes the line of an answered call to destination to.
+func (n *Network) newLine(to string) *personaLine {
+	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), ended: make(chan struct{}), log: n.log, release: func() {}}
+	lc := n.cfg.Lines
+	if lc.Ear != nil && lc.Mouth != nil {
+		select {
+		case n.voiceSlots <- struct{}{}:
+			l.format, l.ear, l.mouth = PhoneLine, lc.Ear, lc.Mouth
+			var once sync.Once
+			l.release = func() { once.Do(func() { <-n.voiceSlots }) }
+		default:
+			n.log.Info("sandbox call runs as text: the local speech engines carry their most spoken calls already", "spoken_calls", cap(n.voiceSlots))
+		}
+	}
+	return l
+}
+
+func (l *personaLine) Format() audio.Format { return l.format }
+
+// finish ends the line with e (the first end wins).
+func (l *personaLine) finish(e telephony.End) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed, l.end = true, e
+	for _, t := range l.timers {
+		t.Stop()
+	}
+	close(l.ended)
+	l.release()
+}
+
+func (l *personaLine) Hangup(context.Context) error {
+	l.finish(telephony.End{})
+	return nil
+}
+
+func (l *personaLine) Clear() {}
+
+func (l *personaLine) SendDTMF(context.Context, string) error { return nil }
+
+func (l *personaLine) Transfer(ctx context.Context, destination string) error {
+	// The sandbox accepts every transfer: the persona is handed over.
+	l.finish(telephony.End{Outcome: outcomeCompleted, Reason: "assistant-transferred-call"})
+	return nil
+}
+
+// Receive runs the persona's side until the line ends.
+func (l *personaLine) Receive(ctx context.Context, rx telephony.Receiver) telephony.End {
+	if l.format == (audio.Format{}) {
+		return l.receiveText(ctx, rx)
+	}
+	return l.receiveAudio(ctx, rx)
+}
+
+// --- text line ---
+
+// Heard is one assistant turn: the persona answers after its pause.
+func (l *personaLine) Heard(text string) {
+	say, hangup := l.persona.Reply(text)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.timers = append(l.timers, time.AfterFunc(l.think, func() {
+		select {
+		case l.said <- said{text: say, hangup: hangup}:
+		case <-l.ended:
+		}
+	}))
+}
+
+func (l *personaLine) receiveText(ctx context.Context, rx telephony.Receiver) telephony.End {
+	for {
+		select {
+		case <-ctx.Done():
+			return telephony.End{}
+		case <-l.ended:
+			return l.end
+		case s := <-l.said:
+			if s.text != "" {
+				rx.Text(s.text)
+			}
+			if s.hangup {
+				l.finish(endCustomer)
+				return endCustomer
+			}
+		}
+	}
+}
+
+// --- audio line ---
+
+// Write is what the persona hears: the assistant's audio.
+func (l *personaLine) Write(frame []byte) error {
+	l.mu.Lock()
+	st := l.stream
+	if st != nil {
+		l.heard = true
+	}
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return errors.New("sandbox: the line has ended")
+	}
+	if st != nil {
+		if err := st.Write(audio.MulawDecode(nil, frame)); err != nil {
+			// A deaf persona is still on the line.
+			l.log.Debug("sandbox persona's ear", "err", err)
+		}
+	}
+	return nil
+}
+
+func (l *personaLine) SpeechStarted()    {}
+func (l *personaLine) SpeechStopped()    {}
+func (l *personaLine) AudioStart(string) {}
+
+// AudioDone and AudioClear: the assistant stopped talking; the ear's
+// final follows.
+func (l *personaLine) AudioDone(string)         { l.endOfTurn() }
+func (l *personaLine) AudioClear(string, int64) { l.endOfTurn() }
+
+func (l *personaLine) endOfTurn() {
+	l.mu.Lock()
+	st, heard := l.stream, l.heard
+	l.heard = false
+	l.mu.Unlock()
+	if st != nil && heard {
+		if err := st.Finish(); err != nil {
+			l.log.Debug("sandbox persona's ear", "err", err)
+		}
+	}
+}
+
+func (l *personaLine) receiveAudio(ctx context.Context, rx telephony.Receiver) telephony.End {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ear, err := l.ear.Start(ctx, speech.TranscribeOptions{SampleRate: PhoneLine.SampleRate, Language: "en-US"})
+	if err != nil {
+		l.log.Warn("sandbox persona cannot hear", "err", err)
+		e := telephony.End{Outcome: outcomeFailed, Reason: "provider-failed"}
+		l.finish(e)
+		return e
+	}
+	defer ear.Close()
+	l.mu.Lock()
+	l.stream = ear
+	l.mu.Unlock()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { l.listen(ctx, ear) })
+	speechQ := make(chan []byte, 4)
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-l.said:
+				l.mu.Lock()
+				l.bye = l.bye || s.hangup
+				l.mu.Unlock()
+				select {
+				case speechQ <- s.ulaw:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	})
+	hungUp := false
+	audio.RealTime(ctx, speechQ, silenceMulaw, func(f []byte) error {
+		select {
+		case <-l.ended:
+			return errors.New("ended")
+		default:
+		}
+		rx.Audio(f)
+		return nil
+	}, func(idle int) {
+		l.mu.Lock()
+		hang := l.bye && idle == 25
+		l.mu.Unlock()
+		if hang {
+			hungUp = true
+			l.finish(endCustomer)
+		}
+	})
+	if hungUp {
+		return endCustomer
+	}
+	if ctx.Err() != nil {
+		select {
+		case <-l.ended:
+		default:
+			return telephony.End{}
+		}
+	}
+	<-l.ended
+	return l.end
+}
+
+// listen turns what the persona heard into its answers.
+func (l *personaLine) listen(ctx context.Context, ear speech.TranscribeStream) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case tr, ok := <-ear.Results():
+			if !ok {
+				return
+			}
+			if !tr.Final {
+				continue
+			}
+			say, hangup := l.persona.Hear(tr.Text)
+			l.log.Debug("sandbox persona", "heard", tr.Text, "says", say, "hangup", hangup)
+			if say == "" && hangup {
+				l.finish(endCustomer)
+				return
+			}
+			if say == "" {
+				continue
+			}
+			var ulaw []byte
+			err := l.mouth.Synthesize(ctx, say, speech.VoiceOptions{SampleRate: PhoneLine.SampleRate}, func(pcm []int16) error {
+				ulaw = audio.MulawEncode(ulaw, pcm)
+				return nil
+			})
+			if err != nil {
+				l.log.Warn("sandbox persona could not speak", "err", err)
+				continue
+			}
+			select {
+			case l.said <- said{ulaw: ulaw, hangup: hangup}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// silenceMulaw is 20 ms of μ-law silence.
+var silenceMulaw = []byte(strings.Repeat("\xff", 160))
