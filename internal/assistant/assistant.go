@@ -38,6 +38,13 @@ type Assistant struct {
 	AnalysisPlan          AnalysisPlan    `json:"analysisPlan"`
 	// Tools are HTTP tools a model (or a flow's tool node) may call.
 	Tools []Tool `json:"tools"`
+	// Transfer is where a call may be transferred (the built-in
+	// transferCall tool and a flow's transfer node).
+	Transfer Transfer `json:"transfer"`
+	// Recording turns call recording on.
+	Recording Recording `json:"recording"`
+	// Voicemail is what an outbound call does when a machine answers.
+	Voicemail Voicemail `json:"voicemail"`
 	// ToolSecret signs tool requests (Standard Webhooks headers), so the
 	// organization's server can check they come from Switchboard.
 	ToolSecret string    `json:"toolSecret"`
@@ -179,6 +186,8 @@ func Defaults(p Providers) Assistant {
 		Model:                 Model{Provider: "flow"},
 		EndCallPhrases:        []string{},
 		Tools:                 []Tool{},
+		Transfer:              Transfer{Destinations: []TransferDestination{}},
+		Voicemail:             Voicemail{Action: VoicemailHangup},
 		MaxDurationSeconds:    DefaultMaxDuration,
 		SilenceTimeoutSeconds: DefaultSilenceTimeout,
 	}
@@ -243,8 +252,8 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 	names := map[string]bool{}
 	for i, t := range a.Tools {
 		field := "tools[" + itoa(i) + "]."
-		if !toolName.MatchString(t.Name) || t.Name == "endCall" {
-			f.Add(field+"name", "must be 1-64 letters, digits, _ or -, starting with a letter, and not the built-in endCall")
+		if !toolName.MatchString(t.Name) || slices.Contains(BuiltinTools, t.Name) {
+			f.Add(field+"name", "must be 1-64 letters, digits, _ or -, starting with a letter, and not a built-in tool (%s)", strings.Join(BuiltinTools, ", "))
 		} else if names[t.Name] {
 			f.Add(field+"name", "repeats tool %q", t.Name)
 		}
@@ -259,6 +268,7 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 			f.Add(field+"timeoutSeconds", "must be between 1 and 60")
 		}
 	}
+	a.validateTelephony(f)
 }
 
 // validateSpeech checks the voice and transcriber providers and their
@@ -317,6 +327,10 @@ func addPrefixed(f *apperr.Fields, prefix string, err error) {
 
 // MaxTools bounds an assistant's tools.
 const MaxTools = 20
+
+// BuiltinTools are the names of the tools the conversation engine gives a
+// model itself (internal/conversation); an HTTP tool may not take them.
+var BuiltinTools = []string{"endCall", "sendDTMF", "transferCall"}
 
 var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 

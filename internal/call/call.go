@@ -77,11 +77,14 @@ func ValidOutcome(o Outcome) bool {
 
 // Ended reasons, namespaced by who or what ended the call.
 const (
-	ReasonCustomerEnded        = "customer-ended-call"
-	ReasonCustomerBusy         = "customer-busy"
-	ReasonCustomerNoAnswer     = "customer-did-not-answer"
-	ReasonCustomerVoicemail    = "customer-voicemail"
-	ReasonAssistantEnded       = "assistant-ended-call"
+	ReasonCustomerEnded     = "customer-ended-call"
+	ReasonCustomerBusy      = "customer-busy"
+	ReasonCustomerNoAnswer  = "customer-did-not-answer"
+	ReasonCustomerVoicemail = "customer-voicemail"
+	ReasonAssistantEnded    = "assistant-ended-call"
+	// ReasonAssistantTransferred: the assistant handed the call to another
+	// party (a cold transfer the line accepted).
+	ReasonAssistantTransferred = "assistant-transferred-call"
 	ReasonProviderFailed       = "provider-failed"
 	ReasonClientNeverConnected = "client-never-connected"
 	ReasonSystemShutdown       = "system-shutdown"

@@ -133,6 +133,41 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 			a.Tools = append(a.Tools, t)
 		}
 	}
+	if o.present("transfer") {
+		a.Transfer = def.Transfer
+		if c := o.child("transfer"); c != nil {
+			a.Transfer.Destinations = []assistant.TransferDestination{}
+			for _, it := range c.objects("destinations", false) {
+				if it == nil {
+					continue
+				}
+				a.Transfer.Destinations = append(a.Transfer.Destinations, assistant.TransferDestination{
+					Destination: it.str("destination", true),
+					Description: it.str("description", false),
+					Message:     it.str("message", false),
+				})
+				it.done()
+			}
+			c.done()
+		}
+	}
+	if o.present("recording") {
+		a.Recording = def.Recording
+		if c := o.child("recording"); c != nil {
+			a.Recording.Enabled = c.boolean("enabled")
+			c.done()
+		}
+	}
+	if o.present("voicemail") {
+		a.Voicemail = def.Voicemail
+		if c := o.child("voicemail"); c != nil {
+			if v := c.str("action", false); v != "" {
+				a.Voicemail.Action = v
+			}
+			a.Voicemail.Message = c.str("message", false)
+			c.done()
+		}
+	}
 	if o.present("analysisPlan") {
 		a.AnalysisPlan = assistant.AnalysisPlan{}
 		if c := o.child("analysisPlan"); c != nil {
