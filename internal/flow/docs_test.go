@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // docBlocks returns the fenced code blocks of docs/flows.md in the given language.
@@ -159,6 +161,12 @@ func TestDocsSchema(t *testing.T) {
 			t.Errorf("schema $defs.%s pattern = %q; Parse uses %q", def, got, want)
 		}
 	}
+	if got := s.Defs["keys"].Pattern; got != keysRE.String() {
+		t.Errorf("schema $defs.keys pattern = %q; Parse uses %q", got, keysRE.String())
+	}
+	if got := s.Defs["transfer"].Properties["destination"].Pattern; got != destinationRE.String() {
+		t.Errorf("schema transfer destination pattern = %q; Parse uses %q", got, destinationRE.String())
+	}
 	if got := s.Defs["tool"].Properties["tool"].Pattern; got != toolNameRE.String() {
 		t.Errorf("schema tool name pattern = %q; Parse uses %q", got, toolNameRE.String())
 	}
@@ -167,5 +175,71 @@ func TestDocsSchema(t *testing.T) {
 	}
 	if m := s.Defs["noMatch"].Properties["maxRetries"].Maximum; m == nil || *m != maxRetriesLimit {
 		t.Errorf("schema noMatch.maxRetries maximum = %v; want %d", m, maxRetriesLimit)
+	}
+}
+
+// TestDocsSchemaAccepts compiles the documented JSON Schema and checks that
+// it accepts every flow the page shows and refuses what Parse refuses in
+// the new node and match kinds.
+func TestDocsSchemaAccepts(t *testing.T) {
+	var raw string
+	for _, b := range docBlocks(t, "json") {
+		if strings.Contains(b, `"$schema"`) {
+			raw = b
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		t.Fatalf("docs/flows.md schema: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("flows.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("flows.json")
+	if err != nil {
+		t.Fatalf("docs/flows.md schema does not compile: %v", err)
+	}
+	valid := func(flow string) error {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(flow))
+		if err != nil {
+			t.Fatalf("bad test flow %s: %v", flow, err)
+		}
+		return sch.Validate(v)
+	}
+	docFlows := 0
+	for _, b := range docBlocks(t, "json") {
+		if strings.Contains(b, `"start"`) && !strings.Contains(b, "$schema") {
+			docFlows++
+			if _, err := Parse(json.RawMessage(b)); err != nil {
+				t.Errorf("Parse refuses the documented flow:\n%s\n%v", b, err)
+			}
+			if err := valid(b); err != nil {
+				t.Errorf("the schema refuses the documented flow:\n%s\n%v", b, err)
+			}
+		}
+	}
+	if docFlows == 0 {
+		t.Fatal("docs/flows.md: no example flow")
+	}
+	for _, ok := range []string{bookingJSON, menuJSON} {
+		mustParse(t, ok)
+		if err := valid(ok); err != nil {
+			t.Errorf("the schema refuses a flow Parse accepts:\n%s\n%v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		flowOf("ask", `"ask": {"type": "ask", "text": "?", "branches": [{"match": {"kind": "dtmf", "value": "1", "maxDigits": 2}, "next": "bye"}]}`, endOK),
+		flowOf("ask", `"ask": {"type": "ask", "text": "?", "branches": [{"match": {"kind": "dtmf", "terminator": "1"}, "next": "bye"}]}`, endOK),
+		flowOf("ask", `"ask": {"type": "ask", "text": "?", "branches": [{"match": {"kind": "dtmf", "value": "1x"}, "next": "bye"}]}`, endOK),
+		flowOf("x", `"x": {"type": "transfer", "destination": "617-555-0123"}`),
+		flowOf("k", `"k": {"type": "sendDTMF", "digits": "1"}`),
+	} {
+		if _, err := Parse(json.RawMessage(bad)); err == nil {
+			t.Fatalf("Parse accepts %s", bad)
+		}
+		if valid(bad) == nil {
+			t.Errorf("the schema accepts a flow Parse refuses:\n%s", bad)
+		}
 	}
 }

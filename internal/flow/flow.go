@@ -1,8 +1,9 @@
 // Package flow runs scripted conversations: the embedded, offline "model" of
 // an assistant whose model provider is "flow". A flow is a graph of nodes
-// (say, ask, tool, end) stored as JSON on the assistant; a Runner walks it one
-// caller answer at a time, text in and text out, with no I/O of its own, so a
-// conversation is deterministic given its clock. The format, its JSON Schema
+// (say, ask, tool, sendDTMF, transfer, end) stored as JSON on the assistant;
+// a Runner walks it one caller answer (or keypad entry) at a time, text in
+// and text out, with no I/O of its own, so a conversation is deterministic
+// given its clock. The format, its JSON Schema
 // and the phrasings each matcher understands are in docs/flows.md.
 package flow
 
@@ -30,6 +31,9 @@ const (
 	DefaultMaxRetries = 2
 	// maxRetriesLimit bounds noMatch.maxRetries.
 	maxRetriesLimit = 10
+	// MaxKeys is the most keys a keypad entry, a dtmf match's value or
+	// maxDigits, and a sendDTMF node's digits may hold.
+	MaxKeys = 32
 )
 
 // Flow is a conversation script. The zero Flow is empty; build one with
@@ -44,10 +48,11 @@ type Flow struct {
 
 // Node is one step of a flow. Which fields apply depends on Type: say (Text,
 // Next), ask (Text, Branches, NoMatch), tool (Tool, Args, Capture, Next,
-// OnError and an optional Text said while the tool runs) and end (Text,
-// Success).
+// OnError and an optional Text said while the tool runs), sendDTMF (Digits,
+// Next, OnError), transfer (Destination, an optional Text said before the
+// transfer, OnError, Success) and end (Text, Success).
 type Node struct {
-	// Type is say, ask, tool or end.
+	// Type is say, ask, tool, sendDTMF, transfer or end.
 	Type string `json:"type"`
 	// Text is spoken on entering the node; it is a template ({{var}}).
 	Text string `json:"text,omitempty"`
@@ -64,11 +69,20 @@ type Node struct {
 	Args json.RawMessage `json:"args,omitempty"`
 	// Capture names the variable that receives the tool's JSON result.
 	Capture string `json:"capture,omitempty"`
-	// OnError is where a failed tool call goes; without it the conversation
-	// ends unsuccessfully.
+	// OnError is where a failed tool call, DTMF send or transfer goes.
+	// Without it a failed tool or sendDTMF ends the conversation
+	// unsuccessfully, and a refused transfer returns to the last question.
 	OnError string `json:"onError,omitempty"`
-	// Success is an end node's verdict on the conversation.
+	// Success is an end node's verdict on the conversation, and a transfer
+	// node's when the transfer succeeds.
 	Success bool `json:"success,omitempty"`
+	// Digits are the keys a sendDTMF node plays to the far party; a
+	// template ({{account}}#), rendered as tool arguments are.
+	Digits string `json:"digits,omitempty"`
+	// Destination is where a transfer node transfers the call: a phone
+	// number in E.164 form or a sip:/sips: URI, one of the assistant's
+	// transfer destinations or a destination of its own.
+	Destination string `json:"destination,omitempty"`
 }
 
 // Branch is one way an ask can go: when Match accepts the answer, its value
@@ -83,10 +97,12 @@ type Branch struct {
 }
 
 // Match is a matcher. Kind is one of keywords (Any), regex (Pattern,
-// CaseSensitive), yesno (Value), number (Min, Max), date, time, datetime or
-// any; the other fields belong to the kinds named.
+// CaseSensitive), yesno (Value), number (Min, Max), date, time, datetime,
+// any or dtmf (Keys or MinDigits, MaxDigits, Terminator); the other fields
+// belong to the kinds named. Every kind but dtmf reads what the caller said
+// or typed; dtmf reads only keypad entries.
 type Match struct {
-	// Kind is keywords, regex, yesno, number, date, time, datetime or any.
+	// Kind is keywords, regex, yesno, number, date, time, datetime, any or dtmf.
 	Kind string `json:"kind"`
 	// Any lists the keywords or phrases, matched case-insensitively as whole words.
 	Any []string `json:"any,omitempty"`
@@ -100,6 +116,28 @@ type Match struct {
 	Min *float64 `json:"min,omitempty"`
 	// Max bounds a number match from above, inclusive; nil for no bound.
 	Max *float64 `json:"max,omitempty"`
+	// Keys is a dtmf match's exact entry (its JSON "value", a string of
+	// 0-9, *, #, A-D); empty for an open entry bounded by the fields below.
+	Keys string `json:"-"`
+	// MinDigits and MaxDigits bound an open dtmf entry (terminator not
+	// counted); 0 means 1 and MaxKeys.
+	MinDigits int `json:"minDigits,omitempty"`
+	MaxDigits int `json:"maxDigits,omitempty"`
+	// Terminator is the key ("#" or "*") that ends an open dtmf entry; it
+	// is not part of the captured digits.
+	Terminator string `json:"terminator,omitempty"`
+}
+
+// MarshalJSON writes a dtmf match's Keys as its "value", as Parse reads it.
+func (m Match) MarshalJSON() ([]byte, error) {
+	type plain Match
+	if m.Kind != kindDTMF || m.Keys == "" {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Value string `json:"value"`
+	}{plain(m), m.Keys})
 }
 
 // NoMatch handles answers no branch of an ask matches: the first MaxRetries
@@ -118,10 +156,12 @@ type NoMatch struct {
 
 // Node types and match kinds.
 const (
-	typeSay  = "say"
-	typeAsk  = "ask"
-	typeTool = "tool"
-	typeEnd  = "end"
+	typeSay      = "say"
+	typeAsk      = "ask"
+	typeTool     = "tool"
+	typeSendDTMF = "sendDTMF"
+	typeTransfer = "transfer"
+	typeEnd      = "end"
 
 	kindKeywords = "keywords"
 	kindRegex    = "regex"
@@ -131,14 +171,23 @@ const (
 	kindTime     = "time"
 	kindDateTime = "datetime"
 	kindAny      = "any"
+	kindDTMF     = "dtmf"
+)
+
+// nodeTypes and matchKinds, as error messages list them.
+const (
+	nodeTypes  = "say, ask, tool, sendDTMF, transfer or end"
+	matchKinds = "keywords, regex, yesno, number, date, time, datetime, any or dtmf"
 )
 
 // nodeFields lists, per node type, the fields it takes (besides "type").
 var nodeFields = map[string][]string{
-	typeSay:  {"text", "next"},
-	typeAsk:  {"text", "branches", "noMatch"},
-	typeTool: {"text", "tool", "args", "capture", "next", "onError"},
-	typeEnd:  {"text", "success"},
+	typeSay:      {"text", "next"},
+	typeAsk:      {"text", "branches", "noMatch"},
+	typeTool:     {"text", "tool", "args", "capture", "next", "onError"},
+	typeSendDTMF: {"digits", "next", "onError"},
+	typeTransfer: {"text", "destination", "onError", "success"},
+	typeEnd:      {"text", "success"},
 }
 
 // matchFields lists, per match kind, the fields it takes (besides "kind").
@@ -151,12 +200,19 @@ var matchFields = map[string][]string{
 	kindTime:     {},
 	kindDateTime: {},
 	kindAny:      {},
+	kindDTMF:     {"value", "minDigits", "maxDigits", "terminator"},
 }
 
 var (
 	nodeIDRE   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 	varNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	// keysRE is a string of DTMF keys.
+	keysRE = regexp.MustCompile(`^[0-9*#A-D]{1,32}$`)
+	// destinationRE is the shape of a transfer destination: an E.164
+	// number or a sip:/sips: URI without whitespace (the API also checks
+	// the number and the URI's syntax: internal/assistant.CheckDestination).
+	destinationRE = regexp.MustCompile(`^(?:\+[1-9][0-9]{1,14}|[sS][iI][pP][sS]?:[^\s?]{1,250})$`)
 )
 
 // Parse decodes and validates a flow. It returns an apperr Invalid error that
@@ -239,9 +295,9 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 	allowed, known := nodeFields[n.Type]
 	switch {
 	case n.Type == "" && !d.fs.Has(field+".type"):
-		d.fs.Add(field+".type", "is required: say, ask, tool or end")
+		d.fs.Add(field+".type", "is required: %s", nodeTypes)
 	case n.Type != "" && !known:
-		d.fs.Add(field+".type", "must be say, ask, tool or end, not %q", n.Type)
+		d.fs.Add(field+".type", "must be %s, not %q", nodeTypes, n.Type)
 	}
 	for _, k := range sortedKeys(obj) {
 		v, f := obj[k], field+"."+k
@@ -279,6 +335,10 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 			n.OnError = d.str(f, v)
 		case "success":
 			n.Success = d.boolean(f, v)
+		case "digits":
+			n.Digits = d.str(f, v)
+		case "destination":
+			n.Destination = d.str(f, v)
 		default:
 			d.fs.Add(f, "is not a node field")
 		}
@@ -293,7 +353,7 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 		}
 	}
 	switch n.Type {
-	case typeSay, typeTool:
+	case typeSay, typeTool, typeSendDTMF:
 		if n.Next == "" && !d.fs.Has(field+".next") {
 			d.fs.Add(field+".next", "is required: the id of the node that follows")
 		}
@@ -310,6 +370,22 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 			d.fs.Add(field+".tool", "must be 1 to 64 letters, digits, '_' or '-'")
 		}
 		d.varName(field+".capture", n.Capture)
+	case typeSendDTMF:
+		switch {
+		case d.fs.Has(field + ".digits"):
+		case n.Digits == "":
+			d.fs.Add(field+".digits", "is required: the keys to send (0-9, *, #, A-D)")
+		case !validDigits(n.Digits):
+			d.fs.Add(field+".digits", "must be 1 to %d keys 0-9, *, #, A-D, or {{var}} references to captured keys, not %q", MaxKeys, n.Digits)
+		}
+	case typeTransfer:
+		switch {
+		case d.fs.Has(field + ".destination"):
+		case n.Destination == "":
+			d.fs.Add(field+".destination", "is required: a phone number in E.164 form (+16175550123) or a SIP URI (sip:desk@pbx.example.com)")
+		case !destinationRE.MatchString(n.Destination):
+			d.fs.Add(field+".destination", "must be a phone number in E.164 form (+16175550123) or a SIP URI (sip:desk@pbx.example.com)")
+		}
 	}
 	return n
 }
@@ -355,7 +431,7 @@ func (d decoder) match(field string, raw json.RawMessage) Match {
 	}
 	allowed, known := matchFields[m.Kind]
 	if !known && !d.fs.Has(field+".kind") {
-		d.fs.Add(field+".kind", "must be one of keywords, regex, yesno, number, date, time, datetime or any")
+		d.fs.Add(field+".kind", "must be one of %s", matchKinds)
 	}
 	for _, k := range sortedKeys(obj) {
 		v, f := obj[k], field+"."+k
@@ -380,8 +456,18 @@ func (d decoder) match(field string, raw json.RawMessage) Match {
 		case "caseSensitive":
 			m.CaseSensitive = d.boolean(f, v)
 		case "value":
+			if m.Kind == kindDTMF {
+				m.Keys = d.str(f, v)
+				break
+			}
 			b := d.boolean(f, v)
 			m.Value = &b
+		case "minDigits":
+			m.MinDigits = d.digitCount(f, v)
+		case "maxDigits":
+			m.MaxDigits = d.digitCount(f, v)
+		case "terminator":
+			m.Terminator = d.str(f, v)
 		case "min":
 			m.Min = d.number(f, v)
 		case "max":
@@ -414,8 +500,55 @@ func (d decoder) match(field string, raw json.RawMessage) Match {
 		if m.Min != nil && m.Max != nil && *m.Min > *m.Max {
 			d.fs.Add(field+".min", "must not be greater than max (%g > %g)", *m.Min, *m.Max)
 		}
+	case kindDTMF:
+		d.dtmf(field, obj, m)
 	}
 	return m
+}
+
+// dtmf checks a dtmf match: an exact entry (value), or an open one bounded
+// by minDigits, maxDigits and a terminator.
+func (d decoder) dtmf(field string, obj map[string]json.RawMessage, m Match) {
+	if _, ok := obj["value"]; ok {
+		if !d.fs.Has(field+".value") && !keysRE.MatchString(m.Keys) {
+			d.fs.Add(field+".value", "must be 1 to %d keys 0-9, *, #, A-D, not %q", MaxKeys, m.Keys)
+		}
+		for _, k := range []string{"minDigits", "maxDigits", "terminator"} {
+			if _, ok := obj[k]; ok {
+				d.fs.Add(field+"."+k, "is not used with value: value matches that exact entry")
+			}
+		}
+		return
+	}
+	if m.MinDigits > 0 && m.MaxDigits > 0 && m.MinDigits > m.MaxDigits {
+		d.fs.Add(field+".minDigits", "must not be greater than maxDigits (%d > %d)", m.MinDigits, m.MaxDigits)
+	}
+	if _, ok := obj["terminator"]; ok && !d.fs.Has(field+".terminator") && m.Terminator != "#" && m.Terminator != "*" {
+		d.fs.Add(field+".terminator", `must be "#" or "*", not %q`, m.Terminator)
+	}
+}
+
+// validDigits reports whether a sendDTMF node's digits are keys and
+// template references: at least one of either, at most MaxKeys keys.
+func validDigits(s string) bool {
+	keys := templateRE.ReplaceAllString(s, "")
+	if keys == "" {
+		return templateRE.MatchString(s)
+	}
+	return keysRE.MatchString(keys)
+}
+
+// digitCount decodes minDigits or maxDigits: a whole number from 1 to MaxKeys.
+func (d decoder) digitCount(field string, raw json.RawMessage) int {
+	n := d.number(field, raw)
+	if n == nil {
+		return 0
+	}
+	if *n != float64(int(*n)) || *n < 1 || *n > MaxKeys {
+		d.fs.Add(field, "must be a whole number from 1 to %d", MaxKeys)
+		return 0
+	}
+	return int(*n)
 }
 
 func (d decoder) noMatch(field string, raw json.RawMessage) *NoMatch {

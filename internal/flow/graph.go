@@ -72,14 +72,15 @@ func checkGraph(f *Flow, fs *apperr.Fields) {
 	}
 }
 
-// checkLoops reports every loop made only of say and tool nodes: a flow in
-// one would talk (and call tools) forever without letting the caller answer.
-// It reports each loop once, at its node with the smallest id, and says
-// whether it found any.
+// checkLoops reports every loop made only of nodes that do not wait for the
+// caller (say, tool, sendDTMF, transfer): a flow in one would talk (call
+// tools, send keys, try transfers) forever without letting the caller
+// answer. It reports each loop once, at its node with the smallest id, and
+// says whether it found any.
 func checkLoops(f *Flow, ids []string, fs *apperr.Fields) bool {
 	silent := func(id string) bool {
 		n, ok := f.Nodes[id]
-		return ok && (n.Type == typeSay || n.Type == typeTool)
+		return ok && (n.Type == typeSay || n.Type == typeTool || n.Type == typeSendDTMF || n.Type == typeTransfer)
 	}
 	succ := func(id string) []edge {
 		var out []edge

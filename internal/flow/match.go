@@ -118,6 +118,43 @@ func (m *matcher) match(a *answer) (matched, bool) {
 	return matched{}, false
 }
 
+// matchKeys reports whether a keypad entry satisfies a dtmf matcher, and
+// the value its capture receives: the exact entry for a value, else the
+// keys without the terminator that ended them.
+func (m *matcher) matchKeys(entry string) (string, bool) {
+	if m.Kind != kindDTMF || entry == "" {
+		return "", false
+	}
+	if m.Keys != "" {
+		return entry, entry == m.Keys
+	}
+	digits := entry
+	if m.Terminator != "" {
+		digits = strings.TrimSuffix(entry, m.Terminator)
+	}
+	lo, hi := max(m.MinDigits, 1), m.MaxDigits
+	if hi == 0 {
+		hi = MaxKeys
+	}
+	return digits, len(digits) >= lo && len(digits) <= hi
+}
+
+// extends reports whether a dtmf matcher could match an entry longer than
+// keys, so the entry may not be over yet.
+func (m *matcher) extends(keys string) bool {
+	if m.Keys != "" {
+		return len(m.Keys) > len(keys) && strings.HasPrefix(m.Keys, keys)
+	}
+	if m.Terminator != "" && strings.HasSuffix(keys, m.Terminator) {
+		return false
+	}
+	hi := m.MaxDigits
+	if hi == 0 {
+		hi = MaxKeys
+	}
+	return len(keys) < hi
+}
+
 // String is the time as the variables hold it: "15:04".
 func (c clock) String() string {
 	return time.Date(2000, 1, 1, c.hour, c.minute, 0, 0, time.UTC).Format("15:04")

@@ -16,18 +16,28 @@ const (
 	// failText ends a conversation whose tool failed with no onError, or that
 	// tripped a run-time guard (a loop, a missing node).
 	failText = "Sorry, something went wrong. Goodbye."
+	// transferFailText is said when a transfer without onError is refused.
+	transferFailText = "Sorry, I couldn't transfer your call."
 )
 
 // Step is what the host does after the runner moved: say Say, then either
-// call Tool and hand its result to ToolResult, or end the conversation
-// (End), or wait for the caller's next answer (for Input).
+// call Tool and hand its result to ToolResult, play SendDTMF and report with
+// SentDTMF, transfer the call to Transfer and report with TransferResult,
+// end the conversation (End), or wait for the caller's next answer (for
+// Input or Digits).
 type Step struct {
-	// Say is the text to speak now: every say, ask, tool and end text reached
-	// in this step (and the runner's own retry or failure texts), in order,
-	// joined by single spaces. It may be empty.
+	// Say is the text to speak now: every say, ask, tool, transfer and end
+	// text reached in this step (and the runner's own retry or failure
+	// texts), in order, joined by single spaces. It may be empty.
 	Say string
 	// Tool, when set, is the call the flow waits for.
 	Tool *ToolCall
+	// SendDTMF, when not empty, is the keys the flow waits to have played
+	// to the far party (a sendDTMF node).
+	SendDTMF string
+	// Transfer, when not empty, is the destination the flow waits to have
+	// the call transferred to, once Say has been said (a transfer node).
+	Transfer string
 	// End says the conversation is over.
 	End bool
 	// Success is the end node's verdict once End is set (false for the
@@ -58,15 +68,18 @@ type Runner struct {
 	state   runState
 	retries int // unmatched answers at the current ask
 	success bool
+	lastAsk string // the ask a refused transfer without onError returns to
 }
 
 type runState int
 
 const (
-	stateNew   runState = iota
-	stateAsk            // waiting for Input
-	stateTool           // waiting for ToolResult
-	stateEnded          // at an end; Success holds the verdict
+	stateNew      runState = iota
+	stateAsk               // waiting for Input
+	stateTool              // waiting for ToolResult
+	stateSendDTMF          // waiting for SentDTMF
+	stateTransfer          // waiting for TransferResult
+	stateEnded             // at an end; Success holds the verdict
 )
 
 // compiledNode is a node with its matchers compiled and its args decoded.
@@ -151,6 +164,51 @@ func (r *Runner) Input(text string) Step {
 		}
 		return r.run(n.Branches[i].Next, nil)
 	}
+	return r.unmatched(n)
+}
+
+// Digits gives a keypad entry (the keys the caller pressed, 0-9, *, #,
+// A-D, in order) to the current ask. Only its dtmf branches are tried, in
+// order; an entry none matches is an unmatched answer, as in Input. When
+// the runner is not waiting for an answer, Digits changes nothing and
+// returns an empty Step. The host decides where an entry ends with
+// EntryComplete.
+func (r *Runner) Digits(entry string) Step {
+	if r.state != stateAsk {
+		return r.step(nil, nil)
+	}
+	n := r.nodes[r.node]
+	for i, m := range n.matchers {
+		if v, ok := m.matchKeys(entry); ok {
+			if name := n.Branches[i].Capture; name != "" {
+				r.set(name, v, plainValue)
+			}
+			return r.run(n.Branches[i].Next, nil)
+		}
+	}
+	return r.unmatched(n)
+}
+
+// EntryComplete reports whether keys, pressed at the current ask, are a
+// whole keypad entry: true unless one of the ask's dtmf branches could
+// still match a longer entry (a longer value that begins with keys, or an
+// open entry below its maxDigits that its terminator has not ended). The
+// host gives an incomplete entry to Digits anyway after a pause.
+func (r *Runner) EntryComplete(keys string) bool {
+	n, ok := r.nodes[r.node]
+	if r.state != stateAsk || !ok || len(keys) >= MaxKeys {
+		return true
+	}
+	for _, m := range n.matchers {
+		if m.Kind == kindDTMF && m.extends(keys) {
+			return false
+		}
+	}
+	return true
+}
+
+// unmatched handles an answer or entry no branch of ask n matched.
+func (r *Runner) unmatched(n *compiledNode) Step {
 	r.retries++
 	nm := n.NoMatch
 	limit := DefaultMaxRetries
@@ -194,6 +252,50 @@ func (r *Runner) ToolResult(result json.RawMessage, err error) Step {
 	return r.run(n.Next, nil)
 }
 
+// SentDTMF answers the Step's SendDTMF: a nil err moves the flow to the
+// sendDTMF node's next; an error to its onError, or ends the conversation
+// unsuccessfully when there is none. (Digits whose variables render to
+// something other than 1 to MaxKeys keys fail the same way, without a
+// Step.SendDTMF.) When the runner is not waiting for
+// keys to be sent, SentDTMF changes nothing and returns an empty Step.
+func (r *Runner) SentDTMF(err error) Step {
+	if r.state != stateSendDTMF {
+		return r.step(nil, nil)
+	}
+	n := r.nodes[r.node]
+	switch {
+	case err == nil:
+		return r.run(n.Next, nil)
+	case n.OnError != "":
+		return r.run(n.OnError, nil)
+	}
+	return r.end(nil, failText)
+}
+
+// TransferResult answers the Step's Transfer. A nil err (the call was
+// transferred) ends the conversation with the transfer node's success. A
+// refusal moves the flow to the node's onError; without one the runner
+// says it could not transfer the call and asks the last question again
+// (or, when no question came before, ends unsuccessfully). When the
+// runner is not waiting for a transfer, TransferResult changes nothing and
+// returns an empty Step.
+func (r *Runner) TransferResult(err error) Step {
+	if r.state != stateTransfer {
+		return r.step(nil, nil)
+	}
+	n := r.nodes[r.node]
+	switch {
+	case err == nil:
+		r.state, r.success = stateEnded, n.Success
+		return r.step(nil, nil)
+	case n.OnError != "":
+		return r.run(n.OnError, nil)
+	case r.lastAsk != "":
+		return r.run(r.lastAsk, []string{transferFailText})
+	}
+	return r.end(nil, transferFailText+" Goodbye.")
+}
+
 // Vars returns a copy of the captured variables: numbers as float64, dates as
 // "2006-01-02", times as "15:04", date-times as "2006-01-02T15:04", yes/no as
 // bool, keywords, regex matches and free answers as strings, tool results as
@@ -220,12 +322,31 @@ func (r *Runner) run(id string, say []string) Step {
 			say = r.say(say, n.Text)
 			id = n.Next
 		case typeAsk:
-			r.node, r.state, r.retries = id, stateAsk, 0
+			r.node, r.state, r.retries, r.lastAsk = id, stateAsk, 0, id
 			return r.step(r.say(say, n.Text), nil)
 		case typeTool:
 			r.node, r.state = id, stateTool
 			call := &ToolCall{Name: n.Tool, Args: renderArgs(n.args, r.vars, r.kinds)}
 			return r.step(r.say(say, n.Text), call)
+		case typeSendDTMF:
+			r.node = id
+			keys := render(n.Digits, r.vars, r.kinds, literal)
+			if !keysRE.MatchString(keys) { // a variable that held no keys: the send fails
+				if n.OnError == "" {
+					return r.end(say, failText)
+				}
+				id = n.OnError
+				continue
+			}
+			r.state = stateSendDTMF
+			st := r.step(say, nil)
+			st.SendDTMF = keys
+			return st
+		case typeTransfer:
+			r.node, r.state = id, stateTransfer
+			st := r.step(r.say(say, n.Text), nil)
+			st.Transfer = n.Destination
+			return st
 		case typeEnd:
 			r.node, r.state, r.success = id, stateEnded, n.Success
 			return r.step(r.say(say, n.Text), nil)
@@ -290,10 +411,12 @@ func deepCopy(v any) any {
 }
 
 // Expected is what the caller is expected to say next, for speech
-// recognition to listen for (a grammar): at an ask whose branches are all
-// keyword or yes/no matchers, their keywords and the yes/no words. Any
-// other matcher (a date, a number, a pattern, anything) means an open
-// answer, and so do a no-match retry and every state but asking: nil.
+// recognition to listen for (a grammar): at an ask whose spoken branches
+// are all keyword or yes/no matchers, their keywords and the yes/no words
+// (dtmf branches hear keys, not speech, and are left out). Any other
+// matcher (a date, a number, a pattern, anything) means an open answer,
+// and so do an ask with only dtmf branches, a no-match retry and every
+// state but asking: nil.
 func (r *Runner) Expected() []string {
 	n, ok := r.nodes[r.node]
 	if r.state != stateAsk || !ok || len(n.Branches) == 0 {
@@ -306,6 +429,7 @@ func (r *Runner) Expected() []string {
 			out = append(out, b.Match.Any...)
 		case kindYesNo:
 			out = append(out, "yes", "no")
+		case kindDTMF:
 		default:
 			return nil
 		}
