@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"context"
 	"net/http"
@@ -180,16 +182,27 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 	o.done()
 }
 
-// checkAssistant adds what only the server can check: the flow graph, the
-// analysis schema, and tool URLs against the SSRF guard.
+// checkAssistant adds what only the server can check: the flow graph (and
+// its transfer destinations), the analysis schema, and tool URLs against
+// the SSRF guard.
 func (s *Server) checkAssistant(ctx context.Context, a *assistant.Assistant, f *apperr.Fields) {
 	if len(a.Flow) > 0 && string(a.Flow) != "null" && !f.Has("flow") {
-		if _, err := flow.Parse(a.Flow); err != nil {
+		fl, err := flow.Parse(a.Flow)
+		if err != nil {
 			var e *apperr.Error
 			if errors.As(err, &e) && len(e.Fields) > 0 {
 				*f = append(*f, e.Fields...)
 			} else {
 				f.Add("flow", "%s", err.Error())
+			}
+		}
+		if fl != nil { // transfer nodes: the number or URI itself, as for transfer.destinations
+			for _, nid := range slices.Sorted(maps.Keys(fl.Nodes)) {
+				if n := fl.Nodes[nid]; n.Destination != "" {
+					if err := assistant.CheckDestination(n.Destination); err != nil {
+						f.Add("flow.nodes."+nid+".destination", "%s", err.Error())
+					}
+				}
 			}
 		}
 	}

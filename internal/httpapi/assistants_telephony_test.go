@@ -104,6 +104,8 @@ func TestAssistantTelephonyErrors(t *testing.T) {
 				"transfer.destinations[2].message":     "must be at most 1000 bytes",
 				"voicemail.message":                    `is required and must not be blank when action is "leaveMessage"`,
 			}},
+		{"a flow's transfer destination", `{"name":"x","flow":{"start":"x","nodes":{"x":{"type":"transfer","destination":"+1617555012"}}}}`,
+			map[string]string{"flow.nodes.x.destination": "is not a valid phone number for its country code"}},
 		{"a built-in tool name", `{"name":"x","tools":[{"name":"sendDTMF","url":"ftp://tools.example.com/x"}]}`,
 			map[string]string{"tools[0].name": "not a built-in tool (endCall, sendDTMF, transferCall)", "tools[0].url": "must be an http(s) URL"}},
 	} {
