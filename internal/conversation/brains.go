@@ -54,7 +54,7 @@ func (b *Brains) New(ctx context.Context, c call.Call, a assistant.Assistant) (B
 		if now == nil {
 			now = time.Now
 		}
-		return &flowBrain{runner: f.NewRunner(now, b.Location), tools: tools}, nil
+		return &flowBrain{flow: f, runner: f.NewRunner(now, b.Location), tools: tools, transfer: a.Transfer}, nil
 	}
 	client, ok := b.Models[a.Model.Provider]
 	if !ok {
@@ -89,12 +89,45 @@ func (*noteTaker) Respond(ctx context.Context, text string, emit func(string)) (
 func (*noteTaker) Said(string)         {}
 func (*noteTaker) Result() call.Result { return call.Result{} }
 
-// flowBrain runs a scripted flow, calling its tools as the flow asks.
+// flowBrain runs a scripted flow, calling its tools, sending its keys and
+// asking for its transfers as the flow says.
 type flowBrain struct {
-	runner  *flow.Runner
-	tools   ToolRunner
-	ended   bool
-	success bool
+	flow     *flow.Flow
+	runner   *flow.Runner
+	tools    ToolRunner
+	control  Control            // nil: no phone line
+	transfer assistant.Transfer // the assistant's destinations (their messages)
+	ended    bool
+	success  bool
+}
+
+func (f *flowBrain) useControl(c Control) { f.control = c }
+
+// EntryComplete is flow.Runner.EntryComplete: an entry ends once no dtmf
+// branch of the current question could match a longer one.
+func (f *flowBrain) EntryComplete(keys string) bool { return f.runner.EntryComplete(keys) }
+
+// Keys answers a keypad entry through the flow's dtmf branches.
+func (f *flowBrain) Keys(ctx context.Context, entry string, emit func(string)) (Reply, error) {
+	if f.ended {
+		return Reply{End: true}, nil
+	}
+	return f.run(ctx, f.runner.Digits(entry), emit)
+}
+
+// Transferred ends the flow with its transfer node's verdict.
+func (f *flowBrain) Transferred(string) { f.finish(f.runner.TransferResult(nil)) }
+
+// TransferFailed takes the transfer node's onError (or says the transfer
+// failed and asks the last question again).
+func (f *flowBrain) TransferFailed(ctx context.Context, err error, emit func(string)) (Reply, error) {
+	return f.run(ctx, f.runner.TransferResult(err), emit)
+}
+
+func (f *flowBrain) finish(st flow.Step) {
+	if st.End {
+		f.ended, f.success = true, st.Success
+	}
 }
 
 func (f *flowBrain) Open(ctx context.Context, emit func(string)) (Reply, error) {
@@ -108,7 +141,8 @@ func (f *flowBrain) Respond(ctx context.Context, text string, emit func(string))
 	return f.run(ctx, f.runner.Input(text), emit)
 }
 
-// run follows a step through its tool calls, saying each part as it comes.
+// run follows a step through its tool calls and keys, saying each part as
+// it comes; a transfer ends the reply (the engine carries it out).
 func (f *flowBrain) run(ctx context.Context, st flow.Step, emit func(string)) (Reply, error) {
 	var said []string
 	for {
@@ -119,16 +153,30 @@ func (f *flowBrain) run(ctx context.Context, st flow.Step, emit func(string)) (R
 			emit(s)
 			said = append(said, s)
 		}
-		if st.Tool == nil {
+		if st.Tool != nil {
+			res, err := f.tools.Call(ctx, st.Tool.Name, st.Tool.Args)
+			st = f.runner.ToolResult(res, err)
+			continue
+		}
+		if st.SendDTMF == "" {
 			break
 		}
-		res, err := f.tools.Call(ctx, st.Tool.Name, st.Tool.Args)
-		st = f.runner.ToolResult(res, err)
+		err := ErrNoControl
+		if f.control != nil {
+			err = f.control.SendDTMF(ctx, st.SendDTMF)
+		}
+		st = f.runner.SentDTMF(err)
 	}
-	if st.End {
-		f.ended, f.success = true, st.Success
+	f.finish(st)
+	rep := Reply{Text: strings.Join(said, " "), End: st.End}
+	if st.Transfer != "" {
+		rep.Transfer = &Transfer{Destination: st.Transfer}
+		// The node's text was said above; without one, the destination's message.
+		if d, ok := f.transfer.Find(st.Transfer); ok && strings.TrimSpace(f.flow.Nodes[st.Node].Text) == "" {
+			rep.Transfer.Message = d.Message
+		}
 	}
-	return Reply{Text: strings.Join(said, " "), End: st.End}, nil
+	return rep, nil
 }
 
 func (f *flowBrain) Said(string) {}
@@ -161,6 +209,46 @@ type modelBrain struct {
 	history  []llm.Message
 	rounds   int
 	log      *slog.Logger
+	control  Control // nil: no phone line, no sendDTMF or transferCall
+	// start is where the messages of the current reply begin in history
+	// (after the caller's turn, or after a refused transfer's answer).
+	start int
+	// pending is the transferCall the engine is carrying out: its answer
+	// is added once the engine says how it went.
+	pending *llm.ToolCall
+	// transfer is the transfer pending asks for; transfers counts the
+	// transfers asked for on this call.
+	transfer  *Transfer
+	transfers int
+}
+
+// useControl offers the built-in phone tools when the call has a line (a
+// declared HTTP tool of the same name, stored before the names were
+// reserved, keeps the name).
+func (m *modelBrain) useControl(c Control) {
+	m.control = c
+	if c == nil {
+		return
+	}
+	if !m.declared(sendDTMFName) {
+		m.toolDefs = append(m.toolDefs, SendDTMFTool)
+	}
+	if m.offersTransfer() {
+		m.toolDefs = append(m.toolDefs, TransferCallTool(m.a.Transfer))
+	}
+}
+
+func (m *modelBrain) declared(name string) bool {
+	for _, t := range m.a.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *modelBrain) offersTransfer() bool {
+	return m.control != nil && len(m.a.Transfer.Destinations) > 0 && !m.declared(transferCallName)
 }
 
 func (m *modelBrain) Open(context.Context, func(string)) (Reply, error) { return Reply{}, nil }
@@ -183,6 +271,7 @@ func (m *modelBrain) Heard(heard string) {
 			break
 		}
 	}
+	start = max(start, min(m.start, len(m.history)))
 	budget := len(strings.TrimSpace(heard))
 	for i := start; i < len(m.history); i++ {
 		msg := &m.history[i]
@@ -205,7 +294,50 @@ func (m *modelBrain) Heard(heard string) {
 	}
 }
 
-func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)) (rep Reply, err error) {
+func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)) (Reply, error) {
+	if m.pending != nil { // never left so by the engine; keep the history valid
+		m.answerPending(toolError("not transferred"))
+	}
+	return m.converse(ctx, llm.Message{Role: llm.RoleUser, Content: text}, emit)
+}
+
+// Transferred answers the pending transferCall: the call is transferred.
+func (m *modelBrain) Transferred(destination string) {
+	if m.pending != nil {
+		b, _ := json.Marshal(map[string]any{"ok": true, "transferred": destination})
+		m.answerPending(b)
+	}
+}
+
+// TransferFailed answers the pending transferCall with the refusal and
+// lets the model go on.
+func (m *modelBrain) TransferFailed(ctx context.Context, err error, emit func(string)) (rep Reply, rerr error) {
+	if m.pending == nil {
+		return Reply{}, nil
+	}
+	pending, t := m.pending, m.transfer
+	ans := map[string]string{"error": "the transfer was refused: " + err.Error() + "; the caller is still on the line"}
+	if t != nil && t.Message != "" {
+		ans["messageSaid"] = t.Message
+	}
+	b, _ := json.Marshal(ans)
+	m.pending, m.transfer = nil, nil
+	defer func() {
+		if rerr != nil && !errors.Is(rerr, context.Canceled) && ctx.Err() != context.Canceled {
+			m.pending, m.transfer = pending, t // the answer was rolled back: a retry gives it again
+		}
+	}()
+	return m.converse(ctx, llm.Message{Role: llm.RoleTool, ToolCallID: pending.ID, Content: string(b)}, emit)
+}
+
+func (m *modelBrain) answerPending(content json.RawMessage) {
+	m.history = append(m.history, llm.Message{Role: llm.RoleTool, ToolCallID: m.pending.ID, Content: string(content)})
+	m.pending, m.transfer = nil, nil
+}
+
+// converse adds opening (the caller's turn, or the answer to a tool call)
+// to the history and runs the model's tool-call loop.
+func (m *modelBrain) converse(ctx context.Context, opening llm.Message, emit func(string)) (rep Reply, err error) {
 	// A failed reply leaves the history as it was, so a retry does not
 	// send the caller's words twice.
 	mark := len(m.history)
@@ -216,15 +348,19 @@ func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)
 		case errors.Is(err, context.Canceled) || ctx.Err() == context.Canceled:
 			// Interrupted by the caller: the model remembers the caller's
 			// words and only the part of its reply that was delivered.
-			m.history = append(m.history[:mark], llm.Message{Role: llm.RoleUser, Content: text})
+			m.history = append(m.history[:mark], opening)
 			if said.Len() > 0 {
 				m.history = append(m.history, llm.Message{Role: llm.RoleAssistant, Content: said.String()})
 			}
 		default:
 			m.history = m.history[:mark]
 		}
+		if err != nil && m.pending != nil { // its tool call was rolled back with the rest
+			m.pending, m.transfer = nil, nil
+		}
 	}()
-	m.history = append(m.history, llm.Message{Role: llm.RoleUser, Content: text})
+	m.history = append(m.history, opening)
+	m.start = len(m.history)
 	end := false
 	for round := 0; round < m.rounds; round++ {
 		res, err := m.client.Stream(ctx, llm.Request{
@@ -248,18 +384,29 @@ func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)
 		}
 		for _, tc := range res.ToolCalls {
 			var out json.RawMessage
-			if tc.Name == EndCallTool.Name {
+			switch {
+			case m.pending != nil:
+				out = toolError("not run: the call is being transferred")
+			case tc.Name == EndCallTool.Name:
 				end = true
 				out = json.RawMessage(`{"ok":true}`)
-			} else {
+			case tc.Name == sendDTMFName && m.control != nil && !m.declared(sendDTMFName):
+				out = m.sendDTMF(ctx, tc.Arguments)
+			case tc.Name == transferCallName && m.offersTransfer():
+				if out = m.askTransfer(tc); out == nil {
+					continue // answered once the engine has tried
+				}
+			default:
 				r, err := m.tools.Call(ctx, tc.Name, tc.Arguments)
 				if err != nil {
-					b, _ := json.Marshal(map[string]string{"error": err.Error()})
-					r = b
+					r = toolError("%s", err.Error())
 				}
 				out = r
 			}
 			m.history = append(m.history, llm.Message{Role: llm.RoleTool, ToolCallID: tc.ID, Content: string(out)})
+		}
+		if m.pending != nil { // a transfer wins over endCall: it is tried first
+			return Reply{Text: said.String(), Transfer: m.transfer}, nil
 		}
 		if end {
 			return Reply{Text: said.String(), End: true}, nil
@@ -269,4 +416,55 @@ func (m *modelBrain) Respond(ctx context.Context, text string, emit func(string)
 		m.log.Warn("tool-call loop bound reached", "assistant_id", m.a.ID, "rounds", m.rounds)
 	}
 	return Reply{Text: said.String()}, nil
+}
+
+// sendDTMF runs the built-in sendDTMF tool.
+func (m *modelBrain) sendDTMF(ctx context.Context, args json.RawMessage) json.RawMessage {
+	var a struct {
+		Digits string `json:"digits"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return toolError(`arguments must be {"digits": "..."}`)
+	}
+	keys := strings.ToUpper(strings.Join(strings.Fields(a.Digits), ""))
+	if !validKeys(keys) {
+		return toolError("digits must be 1 to %d keys 0-9, *, #, A-D, not %q", MaxKeypadEntry, a.Digits)
+	}
+	if err := m.control.SendDTMF(ctx, keys); err != nil {
+		return toolError("the keys were not sent: %s", err.Error())
+	}
+	b, _ := json.Marshal(map[string]any{"ok": true, "sent": keys})
+	return b
+}
+
+// askTransfer checks a transferCall: nil when the engine is to try it
+// (m.pending and m.transfer set), else the tool's error answer.
+func (m *modelBrain) askTransfer(tc llm.ToolCall) json.RawMessage {
+	var a struct {
+		Destination string `json:"destination"`
+	}
+	if len(tc.Arguments) > 0 {
+		if err := json.Unmarshal(tc.Arguments, &a); err != nil {
+			return toolError(`arguments must be {"destination": "..."}`)
+		}
+	}
+	ds := m.a.Transfer.Destinations
+	if a.Destination == "" && len(ds) == 1 {
+		a.Destination = ds[0].Destination
+	}
+	d, ok := m.a.Transfer.Find(strings.TrimSpace(a.Destination))
+	if !ok {
+		names := make([]string, len(ds))
+		for i, d := range ds {
+			names[i] = d.Destination
+		}
+		return toolError("unknown destination %q; choose one of: %s", a.Destination, strings.Join(names, ", "))
+	}
+	if m.transfers >= maxModelTransfers {
+		return toolError("not transferred: %d transfers were already refused on this call; do not try again", m.transfers)
+	}
+	m.transfers++
+	m.pending = &tc
+	m.transfer = &Transfer{Destination: d.Destination, Message: d.Message}
+	return nil
 }

@@ -1,8 +1,10 @@
 // Package conversation is the engine every call runs: one goroutine per
-// call owns the dialogue, takes the caller's turns as text and streams the
-// assistant's replies as text. Transports (the web gateway, the sandbox
-// persona, later the audio pipeline) feed it Inputs and receive its Output;
-// a Brain (a scripted flow or a language model) writes the replies.
+// call owns the dialogue, takes the caller's turns as text (and keypad
+// entries) and streams the assistant's replies as text. Transports (the
+// web gateway, the sandbox persona, the audio pipeline over a phone line)
+// feed it Inputs and receive its Output; a Brain (a scripted flow or a
+// language model) writes the replies, and acts on the phone line through
+// the call's Control (keys, transfer).
 package conversation
 
 import (
@@ -40,6 +42,11 @@ type Reply struct {
 	Text string
 	// End asks to end the call once Text is said.
 	End bool
+	// Transfer asks to transfer the call once Text is said: the engine
+	// says Transfer.Message, calls Control.Transfer and ends the call
+	// (assistant-transferred-call), or, when the transfer is refused,
+	// tells a Transferrer brain and goes on. End is then ignored.
+	Transfer *Transfer
 }
 
 // Output is the transport's side: where the assistant's words and the
@@ -109,6 +116,11 @@ const (
 	// Fail: the voice path failed for good (its providers and their
 	// fallbacks); the call ends failed with endedReason Reason.
 	Fail
+	// DTMF: the caller pressed keys on the phone's keypad; Text holds one
+	// or more of 0-9, *, #, A-D, in order. The engine gathers them into
+	// keypad entries (see Keypad); like a caller turn, a key cuts short
+	// what the assistant is saying.
+	DTMF
 )
 
 // Input is one event from the transport. Closing the input channel means
@@ -146,6 +158,17 @@ type Config struct {
 	Now func() time.Time
 	// TurnTimeout bounds one reply of the brain (default 30 s).
 	TurnTimeout time.Duration
+	// Control acts on the call's phone line: a model's built-in sendDTMF
+	// and transferCall tools and a flow's sendDTMF and transfer nodes use
+	// it. nil for calls without one (web and text calls): the tools are
+	// not offered and the nodes fail (they take their onError). Run hands
+	// it to the brains Brains.New makes.
+	Control Control
+	// InterDigitTimeout is the pause after the caller's last key that ends
+	// a keypad entry (default 2 s).
+	InterDigitTimeout time.Duration
+	// TransferTimeout bounds Control.Transfer (default 30 s).
+	TransferTimeout time.Duration
 }
 
 // Fallback is said when the brain fails and the call must end.
@@ -162,6 +185,15 @@ func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
 	if r.cfg.TurnTimeout <= 0 {
 		r.cfg.TurnTimeout = 30 * time.Second
 	}
+	if r.cfg.InterDigitTimeout <= 0 {
+		r.cfg.InterDigitTimeout = DefaultInterDigitTimeout
+	}
+	if r.cfg.TransferTimeout <= 0 {
+		r.cfg.TransferTimeout = 30 * time.Second
+	}
+	if c, ok := r.cfg.Brain.(controlled); ok {
+		c.useControl(r.cfg.Control)
+	}
 	if r.cfg.Log == nil {
 		r.cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -169,17 +201,26 @@ func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
 }
 
 type runner struct {
-	cfg      Config
-	out      Output
-	speaker  Speaker // out, when it speaks; nil for text transports
-	in       <-chan Input
-	pending  *Input // input that interrupted a reply, handled next
+	cfg     Config
+	out     Output
+	speaker Speaker // out, when it speaks; nil for text transports
+	in      <-chan Input
+	// queue holds inputs taken from in but not handled yet (the input that
+	// interrupted a reply, keys of an Input past the first), oldest first;
+	// the main loop handles it before reading in again. Each reply adds at
+	// most one, so it stays short.
+	queue    []Input
 	seq      int
 	lastUser time.Time // end of the caller's last turn, for latency
 	maxDur   *time.Timer
 	// expired is set when the maximum duration passed while the engine
 	// was waiting on a spoken turn (the timer's tick was consumed there).
 	expired bool
+	// silence ends the call when the caller says nothing for silenceAfter.
+	silence      *time.Timer
+	silenceAfter time.Duration
+	// keys is the keypad entry in progress (at most MaxKeypadEntry keys).
+	keys string
 }
 
 func (r *runner) run(ctx context.Context, in <-chan Input) string {
@@ -187,9 +228,12 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 	a := r.cfg.Assistant
 	r.maxDur = time.NewTimer(time.Duration(a.MaxDurationSeconds) * time.Second)
 	defer r.maxDur.Stop()
-	silenceAfter := time.Duration(a.SilenceTimeoutSeconds) * time.Second
-	silence := time.NewTimer(silenceAfter)
-	defer silence.Stop()
+	r.silenceAfter = time.Duration(a.SilenceTimeoutSeconds) * time.Second
+	r.silence = time.NewTimer(r.silenceAfter)
+	defer r.silence.Stop()
+	keyPause := time.NewTimer(r.cfg.InterDigitTimeout)
+	keyPause.Stop()
+	defer keyPause.Stop()
 
 	if first := strings.TrimSpace(a.FirstMessage); first != "" {
 		if heard := r.say(ctx, first); heard != "" {
@@ -201,23 +245,32 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 		return reason
 	}
 	r.expect()
-	resetTimer(silence, silenceAfter)
+	resetTimer(r.silence, r.silenceAfter)
 	for {
 		var ev Input
 		ok := true
 		if r.expired {
 			return r.end(call.Completed, call.ReasonMaxDuration)
 		}
-		if r.pending != nil { // a caller turn that interrupted the last reply
-			ev, r.pending = *r.pending, nil
+		var paused <-chan time.Time // a keypad entry in progress ends at a pause
+		if r.keys != "" {
+			paused = keyPause.C
+		}
+		if len(r.queue) > 0 { // inputs that came while the last reply was made
+			ev, r.queue = r.queue[0], r.queue[1:]
 		} else {
 			select {
 			case <-ctx.Done():
 				return r.end(call.Completed, call.ReasonSystemShutdown)
 			case <-r.maxDur.C:
 				return r.end(call.Completed, call.ReasonMaxDuration)
-			case <-silence.C:
+			case <-r.silence.C:
 				return r.end(call.Completed, call.ReasonSilenceTimeout)
+			case <-paused:
+				if done, reason := r.keypadEntry(ctx); done {
+					return reason
+				}
+				continue
 			case ev, ok = <-in:
 			}
 		}
@@ -228,29 +281,65 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 		case Fail:
 			return r.end(call.Failed, ev.Reason)
 		case Activity:
-			resetTimer(silence, silenceAfter)
+			resetTimer(r.silence, r.silenceAfter)
+			continue
+		case DTMF:
+			resetTimer(r.silence, r.silenceAfter)
+			keys := keypadKeys(ev.Text)
+			if keys == "" {
+				continue
+			}
+			r.keys += keys[:1] // one key at a time: an Input's keys may hold several entries
+			if len(keys) > 1 {
+				r.queue = append([]Input{{Kind: DTMF, Text: keys[1:]}}, r.queue...)
+			}
+			if !r.entryComplete() {
+				resetTimer(keyPause, r.cfg.InterDigitTimeout)
+				continue
+			}
+			keyPause.Stop()
+			if done, reason := r.keypadEntry(ctx); done {
+				return reason
+			}
 			continue
 		}
 		text := strings.TrimSpace(ev.Text)
 		if ev.Kind != UserText || text == "" {
 			continue
 		}
-		silence.Stop()
-		r.turn(ctx, call.RoleUser, text, r.cfg.Now(), 0, false)
-		r.lastUser = r.cfg.Now()
-		reply, err := r.reply(ctx, func(ctx context.Context, emit func(string)) (Reply, error) {
+		if r.keys != "" { // the caller's words end the keypad entry before them
+			keyPause.Stop()
+			r.queue = append([]Input{ev}, r.queue...)
+			if done, reason := r.keypadEntry(ctx); done {
+				return reason
+			}
+			continue
+		}
+		if done, reason := r.answer(ctx, text, func(ctx context.Context, emit func(string)) (Reply, error) {
 			return r.cfg.Brain.Respond(ctx, text, emit)
-		})
-		if done, reason := r.after(ctx, reply, err); done {
+		}); done {
 			return reason
 		}
-		r.expect()
-		resetTimer(silence, silenceAfter)
 	}
 }
 
-// errInterrupted marks a reply cut short by the caller: a new turn (kept
-// in pending) or a hang-up.
+// answer records a caller turn (said: its transcript text) and has the
+// brain (fn) reply to it.
+func (r *runner) answer(ctx context.Context, said string, fn func(context.Context, func(string)) (Reply, error)) (bool, string) {
+	r.silence.Stop()
+	r.turn(ctx, call.RoleUser, said, r.cfg.Now(), 0, false)
+	r.lastUser = r.cfg.Now()
+	reply, err := r.reply(ctx, fn)
+	if done, reason := r.after(ctx, reply, err); done {
+		return true, reason
+	}
+	r.expect()
+	resetTimer(r.silence, r.silenceAfter)
+	return false, ""
+}
+
+// errInterrupted marks a reply cut short by the caller: a new turn or key
+// (queued, handled next) or a hang-up.
 var errInterrupted = errors.New("conversation: reply interrupted by the caller")
 
 // reply runs one brain call with the turn timeout, streaming its deltas as
@@ -309,7 +398,7 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 				res = <-done
 				cutBy = &ev
 				if ev.Kind != Interrupt { // a barge-in is done with once the turn is cut
-					r.pending = &ev
+					r.queue = append(r.queue, ev)
 				}
 				break wait
 			}
@@ -332,6 +421,9 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 			} else {
 				r.seq--
 			}
+			if err == nil { // the brain decided on a transfer: cutting its words does not undo it
+				return Reply{Transfer: rep.Transfer}, errInterrupted
+			}
 			return Reply{}, errInterrupted
 		}
 		if err == nil {
@@ -349,7 +441,7 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 				}
 				r.finishTurn(ctx, turnID, call.RoleAssistant, heard, started, r.latency(first, bd), intr, bd)
 				if intr {
-					return Reply{}, errInterrupted
+					return Reply{Transfer: rep.Transfer}, errInterrupted
 				}
 			} else {
 				r.seq-- // nothing said: the turn id is free again
@@ -412,7 +504,7 @@ func (r *runner) spoken(ctx context.Context, turnID, text string, cutBy *Input) 
 	cut := func(ev *Input) (string, bool, *call.Breakdown) {
 		heard, bd := r.speaker.Cut(turnID, text)
 		if ev != nil {
-			r.pending = ev
+			r.queue = append(r.queue, *ev)
 		}
 		return heard, heard != text, bd
 	}
@@ -437,7 +529,7 @@ func (r *runner) spoken(ctx context.Context, turnID, text string, cutBy *Input) 
 				if ev.TurnID == turnID {
 					return ev.Text, true, ev.Breakdown
 				}
-			default: // the caller typed or hung up, or the voice path failed
+			default: // the caller typed, pressed a key or hung up, or the voice path failed
 				return cut(&ev)
 			}
 		}
@@ -462,8 +554,12 @@ func (r *runner) truncateBrain(heard string) {
 	}
 }
 
-// after acts on a reply: ends the call when asked to, or on failure.
+// after acts on a reply: transfers the call or ends it when asked to, or
+// on failure.
 func (r *runner) after(ctx context.Context, rep Reply, err error) (bool, string) {
+	if rep.Transfer != nil && (err == nil || errors.Is(err, errInterrupted)) {
+		return r.transfer(ctx, rep.Transfer)
+	}
 	if errors.Is(err, errInterrupted) {
 		return false, "" // the caller's input is handled next
 	}
@@ -473,8 +569,10 @@ func (r *runner) after(ctx context.Context, rep Reply, err error) (bool, string)
 		}
 		r.cfg.Log.Error("assistant reply failed; ending the call", "call_id", r.cfg.Call.ID, "err", err)
 		r.say(ctx, Fallback)
-		if r.pending != nil && r.pending.Kind == Fail {
-			return true, r.end(call.Failed, r.pending.Reason)
+		for _, ev := range r.queue {
+			if ev.Kind == Fail {
+				return true, r.end(call.Failed, ev.Reason)
+			}
 		}
 		return true, r.end(call.Failed, call.ReasonModelFailed)
 	}
