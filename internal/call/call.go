@@ -53,6 +53,16 @@ const (
 	Phone Type = "phone"
 )
 
+// Direction says who placed a phone call: the service (outbound) or the
+// far party (inbound). Web calls have none.
+type Direction string
+
+// Call directions.
+const (
+	Outbound Direction = "outbound"
+	Inbound  Direction = "inbound"
+)
+
 // Outcome says how an ended call went.
 type Outcome string
 
@@ -97,6 +107,8 @@ const (
 	ReasonTranscriberFailed = "transcriber-failed"
 	// ReasonVoiceFailed: text-to-speech failed (and its fallback, if any).
 	ReasonVoiceFailed = "voice-failed"
+	// ReasonAPIEnded: POST /v1/calls/{id}/end hung the call up.
+	ReasonAPIEnded = "api-ended-call"
 )
 
 // Call is the record of one conversation attempt over one channel.
@@ -111,6 +123,11 @@ type Call struct {
 	From       string
 	To         string
 	Provider   string
+	// Direction is outbound or inbound on phone calls, empty on web calls.
+	Direction Direction
+	// ProviderCallID is the provider's id of a phone call (the SIP
+	// Call-ID, Twilio's CallSid), once the provider has told it.
+	ProviderCallID string
 	// AttemptID links a call placed by a schedule to its attempt.
 	AttemptID string
 
@@ -165,10 +182,14 @@ type Change struct {
 	At      time.Time
 	Outcome Outcome // required when To is Ended
 	Reason  string  // required when To is Ended
+	// ProviderCallID, when set, is recorded on the call (the provider's
+	// first event that knows it carries it).
+	ProviderCallID string
 }
 
 // Transition applies ch to c if the lifecycle allows it. It is the only
-// code that changes Status, StartedAt, EndedAt, Outcome and EndedReason.
+// code that changes Status, StartedAt, EndedAt, Outcome, EndedReason and
+// ProviderCallID.
 func (c *Call) Transition(ch Change) error {
 	allowed := false
 	for _, s := range transitions[c.Status] {
@@ -191,6 +212,9 @@ func (c *Call) Transition(ch Change) error {
 		c.EndedAt = at
 		c.Outcome = ch.Outcome
 		c.EndedReason = ch.Reason
+	}
+	if ch.ProviderCallID != "" {
+		c.ProviderCallID = ch.ProviderCallID
 	}
 	c.Status = ch.To
 	c.UpdatedAt = at

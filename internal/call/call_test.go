@@ -76,6 +76,28 @@ func TestTransitionTimestampsAndDuration(t *testing.T) {
 	}
 }
 
+// TestTransitionProviderCallID: a change that carries the provider's call
+// id records it; one that does not keeps it.
+func TestTransitionProviderCallID(t *testing.T) {
+	c := Call{Status: Queued}
+	if err := c.Transition(Change{To: Ringing, At: time.Now(), ProviderCallID: "a84b4c76e66710@pc33"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.ProviderCallID != "a84b4c76e66710@pc33" {
+		t.Errorf("after Transition(ringing, ProviderCallID) ProviderCallID = %q, want a84b4c76e66710@pc33", c.ProviderCallID)
+	}
+	if err := c.Transition(Change{To: InProgress, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if c.ProviderCallID != "a84b4c76e66710@pc33" {
+		t.Errorf("after Transition(in-progress) without one ProviderCallID = %q, want it kept", c.ProviderCallID)
+	}
+	bad := Call{Status: Ended}
+	if err := bad.Transition(Change{To: Ringing, ProviderCallID: "x"}); err == nil || bad.ProviderCallID != "" {
+		t.Errorf("a refused Transition set ProviderCallID = %q (err %v); want it unchanged", bad.ProviderCallID, err)
+	}
+}
+
 func TestParseStatus(t *testing.T) {
 	for _, in := range []string{"0", "queued", "3", "ended", "in-progress", "2"} {
 		if _, ok := ParseStatus(in); !ok {

@@ -19,13 +19,15 @@ const (
 	Assistant = "asst"
 	Call      = "call"
 	Purchase  = "pn"
-	Contact   = "ct"
-	Schedule  = "sch"
-	Attempt   = "att"
-	Webhook   = "wh"
-	Message   = "msg" // a webhook message (the outbox row every delivery attempt of an event shares)
-	Delivery  = "dlv" // one delivery attempt of a webhook message
-	Request   = "req"
+	// Connection is a phone connection (a SIP trunk) of an organization.
+	Connection = "conn"
+	Contact    = "ct"
+	Schedule   = "sch"
+	Attempt    = "att"
+	Webhook    = "wh"
+	Message    = "msg" // a webhook message (the outbox row every delivery attempt of an event shares)
+	Delivery   = "dlv" // one delivery attempt of a webhook message
+	Request    = "req"
 )
 
 // New returns prefix + "_" + 26 characters holding 128 random bits.

@@ -8,7 +8,7 @@ import (
 // TestValid: every id New issues is valid for its prefix (and only its
 // prefix); nothing else is, so handlers may answer 404 without a query.
 func TestValid(t *testing.T) {
-	prefixes := []string{Org, Key, Assistant, Call, Purchase, Contact, Schedule, Attempt, Webhook, Message, Delivery, Request}
+	prefixes := []string{Org, Key, Assistant, Call, Purchase, Connection, Contact, Schedule, Attempt, Webhook, Message, Delivery, Request}
 	for _, p := range prefixes {
 		for range 100 {
 			v := New(p)

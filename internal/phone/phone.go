@@ -16,15 +16,18 @@ import (
 // Purchase is a number an organization bought from a provider, with the
 // assistants that answer and place its calls.
 type Purchase struct {
-	ID                  string    `json:"id"`
-	OrgID               string    `json:"-"`
-	Number              string    `json:"number"`
-	Provider            string    `json:"provider"`
-	InboundAssistantID  string    `json:"inboundAssistantId"`
-	OutboundAssistantID string    `json:"outboundAssistantId"`
-	Message             string    `json:"message"`
-	CreatedAt           time.Time `json:"createdAt"`
-	UpdatedAt           time.Time `json:"updatedAt"`
+	ID                  string `json:"id"`
+	OrgID               string `json:"-"`
+	Number              string `json:"number"`
+	Provider            string `json:"provider"`
+	InboundAssistantID  string `json:"inboundAssistantId"`
+	OutboundAssistantID string `json:"outboundAssistantId"`
+	Message             string `json:"message"`
+	// ConnectionID is the connection the number was bought on (SIP),
+	// empty for numbers of a provider's inventory (sandbox).
+	ConnectionID string    `json:"connectionId,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
 // Contact is a person a purchased number may call.

@@ -32,6 +32,7 @@ func (p Page) Offset() int { return (p.Page - 1) * p.PageSize }
 type CallFilter struct {
 	Type          call.Type
 	Status        *call.Status
+	Direction     call.Direction
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
 	Page
@@ -83,6 +84,10 @@ type Store interface {
 	DeleteAssistant(ctx context.Context, orgID, id string) error
 
 	// CreatePurchase is a Conflict when the number is held by anyone.
+	// When p.ConnectionID is set, the number must be one of that
+	// connection's numbers, the connection one of p.OrgID's of provider
+	// p.Provider, checked in the same transaction (NotFound otherwise);
+	// the connection cannot be deleted while the purchase is held.
 	CreatePurchase(ctx context.Context, p phone.Purchase) error
 	GetPurchase(ctx context.Context, orgID, id string) (phone.Purchase, error)
 	ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error)
@@ -95,6 +100,27 @@ type Store interface {
 	// ReleasePurchase gives the number up and deletes its contacts. It is a
 	// Conflict while a schedule of the number has pending attempts.
 	ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error
+
+	// CreateConnection stores a connection and its numbers. A number
+	// already on a connection of the same provider, of any organization,
+	// is a Conflict (code number_taken) naming the field of each such
+	// number (sip.numbers[i]); nothing is stored then.
+	CreateConnection(ctx context.Context, c phone.Connection) error
+	GetConnection(ctx context.Context, orgID, id string) (phone.Connection, error)
+	// ListConnections returns a page of the organization's connections,
+	// newest first, and their total.
+	ListConnections(ctx context.Context, orgID string, p Page) ([]phone.Connection, int, error)
+	// DeleteConnection deletes a connection and frees its numbers. It is a
+	// Conflict, naming them, while numbers of it are purchased.
+	DeleteConnection(ctx context.Context, orgID, id string) error
+	// ConnectionNumbers lists the numbers of the organization's
+	// connections of a provider, oldest connection first and in each in
+	// its order, with the purchase that holds each one, if any.
+	ConnectionNumbers(ctx context.Context, orgID, provider string) ([]phone.ConnectionNumber, error)
+	// FindInboundNumber finds, across organizations, the held purchase of
+	// number on a connection of provider, and that connection: where an
+	// inbound call to the number goes. NotFound when there is none.
+	FindInboundNumber(ctx context.Context, provider, number string) (phone.Purchase, phone.Connection, error)
 
 	// AddContacts adds contacts to a purchase in one transaction. Contacts
 	// whose number is already on the purchase (or earlier in the batch) are

@@ -14,15 +14,16 @@ import (
 	"switchboard/internal/store"
 )
 
-const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result`
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id`
 
 func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var c call.Call
-	var typ, outcome, result string
+	var typ, outcome, result, direction string
 	var status int
 	var created, updated, started, ended int64
 	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
-		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result)
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID)
+	c.Direction = call.Direction(direction)
 	if result != "" {
 		_ = json.Unmarshal([]byte(result), &c.Result)
 	}
@@ -54,9 +55,10 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
 			}
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
-			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result)); err != nil {
+			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
+			string(c.Direction), c.ProviderCallID); err != nil {
 			return err
 		}
 		return s.bumpCount(ctx, tx, c, c.Status, 1)
@@ -76,7 +78,7 @@ func (s *Store) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 }
 
 // ListCalls lists calls newest first. Totals come from call_counts unless a
-// date filter asks for a range count.
+// date or direction filter asks for a count (call_counts has neither).
 func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter) ([]call.Call, int, error) {
 	where := []string{"org_id = ?"}
 	args := []any{orgID}
@@ -87,6 +89,10 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	if f.Status != nil {
 		where = append(where, "status = ?")
 		args = append(args, int(*f.Status))
+	}
+	if f.Direction != "" {
+		where = append(where, "direction = ?")
+		args = append(args, string(f.Direction))
 	}
 	if !f.CreatedAfter.IsZero() {
 		where = append(where, "created_at > ?")
@@ -109,7 +115,7 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 		return slices.Clone(e.calls), e.total, nil
 	}
 	var total int
-	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() {
+	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() && f.Direction == "" {
 		total = counts.total(f.Type, f.Status)
 	} else if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
@@ -188,9 +194,11 @@ func resultJSON(r call.Result) string {
 // ended, its analysis.
 func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?
+		res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?,
+			direction = ?, provider_call_id = ?
 			WHERE id = ? AND org_id = ? AND status = ?`,
-			int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result), c.ID, c.OrgID, int(prev))
+			int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
+			string(c.Direction), c.ProviderCallID, c.ID, c.OrgID, int(prev))
 		if err != nil {
 			return err
 		}

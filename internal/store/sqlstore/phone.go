@@ -12,22 +12,40 @@ import (
 )
 
 // CreatePurchase stores a purchase; the number must not be held by anyone.
+// A purchase on a connection first locks the connection's number row
+// (against DeleteConnection) and checks it is the organization's.
 func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
-	_, err := s.exec(ctx, s.w, `INSERT INTO purchases (id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.OrgID, p.Number, p.Provider, p.InboundAssistantID, p.OutboundAssistantID, p.Message, ms(p.CreatedAt), ms(p.UpdatedAt))
-	if err != nil && s.d.IsUnique(err) {
-		return &apperr.Error{Kind: apperr.Conflict, Code: "number_taken", Message: "number " + p.Number + " is already purchased"}
+	insert := func(q querier) error {
+		_, err := s.exec(ctx, q, `INSERT INTO purchases (`+purchaseCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.ID, p.OrgID, p.Number, p.Provider, p.InboundAssistantID, p.OutboundAssistantID, p.Message, ms(p.CreatedAt), ms(p.UpdatedAt), p.ConnectionID)
+		if err != nil && s.d.IsUnique(err) {
+			return &apperr.Error{Kind: apperr.Conflict, Code: "number_taken", Message: "number " + p.Number + " is already purchased"}
+		}
+		return err
 	}
-	return err
+	if p.ConnectionID == "" {
+		return insert(s.w)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := s.row(ctx, tx, `SELECT 1 FROM phone_connection_numbers WHERE provider = ? AND number = ? AND connection_id = ? AND org_id = ?`+s.forShare(),
+			p.Provider, p.Number, p.ConnectionID, p.OrgID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return apperr.NotFoundf("number %s is not on %s connection %s", p.Number, p.Provider, p.ConnectionID)
+		}
+		if err != nil {
+			return err
+		}
+		return insert(tx)
+	})
 }
 
-const purchaseCols = `id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at`
+const purchaseCols = `id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at, connection_id`
 
 func scanPurchase(sc interface{ Scan(...any) error }) (phone.Purchase, error) {
 	var p phone.Purchase
 	var created, updated int64
-	err := sc.Scan(&p.ID, &p.OrgID, &p.Number, &p.Provider, &p.InboundAssistantID, &p.OutboundAssistantID, &p.Message, &created, &updated)
+	err := sc.Scan(&p.ID, &p.OrgID, &p.Number, &p.Provider, &p.InboundAssistantID, &p.OutboundAssistantID, &p.Message, &created, &updated, &p.ConnectionID)
 	p.CreatedAt, p.UpdatedAt = fromMS(created), fromMS(updated)
 	return p, err
 }

@@ -84,9 +84,13 @@ func testCalls(t *testing.T, open Opener) {
 		ph := newCall(o.ID, call.Phone, at(2*time.Second))
 		ph.Status, ph.Outcome, ph.EndedReason = call.Ended, call.NoAnswer, call.ReasonCustomerNoAnswer
 		ph.StartedAt, ph.EndedAt, ph.UpdatedAt = at(3*time.Second+400*time.Microsecond), at(9*time.Second), at(9*time.Second)
+		ph.ProviderCallID = "a84b4c76e66710@pc33.example.com"
 		mustCall(t, s, ph)
+		in := newCall(o.ID, call.Phone, at(3*time.Second))
+		in.Direction, in.ProviderCallID = call.Inbound, "3848276298220188511@203.0.113.7"
+		mustCall(t, s, in)
 
-		for _, c := range []call.Call{web, ph} {
+		for _, c := range []call.Call{web, ph, in} {
 			got, err := s.GetCall(ctx, o.ID, c.ID)
 			must(t, "GetCall", err)
 			equal(t, fmt.Sprintf("GetCall(%s)", c.ID), normCall(got), normCall(c))
@@ -115,6 +119,7 @@ func testCalls(t *testing.T, open Opener) {
 			}
 			c = append(c, newCall(o.ID, typ, at(time.Duration(i)*time.Second)))
 		}
+		c[5].Direction = call.Inbound // c1 and c3 are outbound
 		for _, i := range []int{3, 0, 5, 1, 4, 2} {
 			mustCall(t, s, c[i])
 		}
@@ -147,6 +152,11 @@ func testCalls(t *testing.T, open Opener) {
 			{store.CallFilter{CreatedAfter: c[0].CreatedAt, Page: page(3, 3)}, nil, 5},
 			{store.CallFilter{CreatedAfter: c[5].CreatedAt, Page: page(1, 10)}, nil, 0},
 			{store.CallFilter{CreatedBefore: c[0].CreatedAt, Page: page(1, 10)}, nil, 0},
+			{store.CallFilter{Direction: call.Outbound, Page: page(1, 10)}, rev(c[1], c[3]), 2},
+			{store.CallFilter{Direction: call.Outbound, Page: page(2, 1)}, rev(c[1]), 2},
+			{store.CallFilter{Direction: call.Inbound, Page: page(1, 10)}, rev(c[5]), 1},
+			{store.CallFilter{Direction: call.Inbound, Type: call.Web, Page: page(1, 10)}, nil, 0},
+			{store.CallFilter{Direction: call.Outbound, Status: statusPtr(call.Queued), CreatedAfter: c[1].CreatedAt, Page: page(1, 10)}, rev(c[3]), 1},
 		} {
 			listCalls(t, s, o.ID, tc.f, tc.want, tc.total)
 		}
@@ -224,6 +234,24 @@ func testCalls(t *testing.T, open Opener) {
 		must(t, "GetCall", err)
 		equal(t, "GetCall after UpdateCall(queued → queued)", normCall(got), normCall(c[0]))
 		check("c0 updated in place", map[call.Status][]call.Call{call.Queued: {c[3], c[0]}, call.Ended: {c[2], c[1]}})
+	})
+
+	t.Run("UpdateKeepsProviderCallID", func(t *testing.T) {
+		// The provider's call id, learned on a later event, is saved by
+		// UpdateCall, and the direction is kept.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		c := newCall(o.ID, call.Phone, t0)
+		c.Direction = call.Inbound
+		mustCall(t, s, c)
+		c.Status, c.UpdatedAt, c.ProviderCallID = call.Ringing, at(time.Second), "f81d4fae-7dec-11d0-a765-00a0c91e6bf6@host"
+		must(t, "UpdateCall(queued → ringing, with provider call id)", s.UpdateCall(ctx, c, call.Queued))
+		got, err := s.GetCall(ctx, o.ID, c.ID)
+		must(t, "GetCall", err)
+		equal(t, "GetCall after UpdateCall set ProviderCallID", normCall(got), normCall(c))
+		listCalls(t, s, o.ID, store.CallFilter{Direction: call.Inbound, Page: page(1, 10)}, []call.Call{c}, 1)
+		listCalls(t, s, o.ID, store.CallFilter{Direction: call.Outbound, Page: page(1, 10)}, nil, 0)
 	})
 
 	t.Run("UpdateConflict", func(t *testing.T) {

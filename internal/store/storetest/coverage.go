@@ -247,6 +247,36 @@ func (r *recorder) ReleasePurchase(ctx context.Context, orgID, id string, at tim
 	return r.s.ReleasePurchase(ctx, orgID, id, at)
 }
 
+func (r *recorder) CreateConnection(ctx context.Context, c phone.Connection) error {
+	r.hit("CreateConnection")
+	return r.s.CreateConnection(ctx, c)
+}
+
+func (r *recorder) GetConnection(ctx context.Context, orgID, id string) (phone.Connection, error) {
+	r.hit("GetConnection")
+	return r.s.GetConnection(ctx, orgID, id)
+}
+
+func (r *recorder) ListConnections(ctx context.Context, orgID string, p store.Page) ([]phone.Connection, int, error) {
+	r.hit("ListConnections")
+	return r.s.ListConnections(ctx, orgID, p)
+}
+
+func (r *recorder) DeleteConnection(ctx context.Context, orgID, id string) error {
+	r.hit("DeleteConnection")
+	return r.s.DeleteConnection(ctx, orgID, id)
+}
+
+func (r *recorder) ConnectionNumbers(ctx context.Context, orgID, provider string) ([]phone.ConnectionNumber, error) {
+	r.hit("ConnectionNumbers")
+	return r.s.ConnectionNumbers(ctx, orgID, provider)
+}
+
+func (r *recorder) FindInboundNumber(ctx context.Context, provider, number string) (phone.Purchase, phone.Connection, error) {
+	r.hit("FindInboundNumber")
+	return r.s.FindInboundNumber(ctx, provider, number)
+}
+
 func (r *recorder) AddContacts(ctx context.Context, orgID, purchaseID string, cs []phone.Contact) ([]phone.Contact, []int, error) {
 	r.hit("AddContacts")
 	return r.s.AddContacts(ctx, orgID, purchaseID, cs)

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Keys", testKeys},
 		{"Assistants", testAssistants},
 		{"Purchases", testPurchases},
+		{"Connections", testConnections},
 		{"Contacts", testContacts},
 		{"Calls", testCalls},
 		{"Turns", testTurns},
@@ -364,7 +365,7 @@ func newCall(orgID string, typ call.Type, created time.Time) call.Call {
 	}
 	if typ == call.Phone {
 		c.PurchaseID = id.New(id.Purchase)
-		c.From, c.To, c.Provider = "+15550100", "+33612345678", provider
+		c.From, c.To, c.Provider, c.Direction = "+15550100", "+33612345678", provider, call.Outbound
 	}
 	return c
 }
@@ -396,6 +397,9 @@ func describeFilter(f store.CallFilter) string {
 	}
 	if f.Status != nil {
 		parts = append(parts, "status="+f.Status.Text())
+	}
+	if f.Direction != "" {
+		parts = append(parts, "direction="+string(f.Direction))
 	}
 	if !f.CreatedAfter.IsZero() {
 		parts = append(parts, "createdAfter="+f.CreatedAfter.Format(time.RFC3339Nano))
