@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
 	"switchboard/internal/id"
+	"switchboard/internal/secret"
 	"switchboard/internal/speech/cloud/deepgram"
 	"switchboard/internal/speech/cloud/elevenlabs"
 	"switchboard/internal/telephony/sandbox"
@@ -182,6 +183,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&sp.LocalSTTDecoders, "local-stt-decoders", decoders, "local transcriber: utterances decoded at once, ~100 MB each; 0 means 2×GOMAXPROCS, at least 4 (env SWITCHBOARD_LOCAL_STT_DECODERS)")
 	fs.StringVar(&sp.LocalSTTModelDir, "local-stt-model-dir", env("SWITCHBOARD_LOCAL_STT_MODEL_DIR", ""), "local transcriber: pocketsphinx en-us model directory (env SWITCHBOARD_LOCAL_STT_MODEL_DIR; default the pocketsphinx-en-us package's)")
 	fs.StringVar(&sp.EspeakProgram, "espeak-program", env("SWITCHBOARD_ESPEAK_PROGRAM", ""), "local voice: run this espeak-ng program instead of the linked library (env SWITCHBOARD_ESPEAK_PROGRAM; default the library, else espeak-ng on PATH)")
+	secretKeyFile := fs.String("secret-key-file", env("SWITCHBOARD_SECRET_KEY_FILE", ""), "file holding the secret key that seals phone connection passwords (base64 of 32 random bytes, e.g. `openssl rand -base64 32`); default with SQLite: switchboard.key next to the database, created when missing; PostgreSQL needs this or SWITCHBOARD_SECRET_KEY, the same on every node (env SWITCHBOARD_SECRET_KEY_FILE)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -201,6 +203,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.WebhookAllowPrivate = *allowPrivate
 	cfg.OpenAIBaseURL, cfg.OpenAIKey, cfg.AnthropicBaseURL, cfg.AnthropicKey = *openaiURL, *openaiKey, *anthropicURL, *anthropicKey
 	cfg.Speech = sp
+	cfg.SecretKeyFile = *secretKeyFile
+	if v := os.Getenv("SWITCHBOARD_SECRET_KEY"); v != "" {
+		// The key itself only from the environment: flags show in ps.
+		if *secretKeyFile != "" {
+			return errors.New("give the secret key once: SWITCHBOARD_SECRET_KEY or --secret-key-file (SWITCHBOARD_SECRET_KEY_FILE), not both")
+		}
+		if cfg.SecretKey, err = secret.ParseKey(v); err != nil {
+			return fmt.Errorf("SWITCHBOARD_SECRET_KEY: %w", err)
+		}
+	}
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	cfg.SandboxVoice = *sandboxVoice
 	cfg.SandboxVoiceCalls = *sandboxVoiceCalls

@@ -21,6 +21,8 @@ func TestCrossOrgIsolation(t *testing.T) {
 		sched := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{"name": "s", "contacts_id": f.contacts, "phone_id": f.purchase,
 			"dates": []string{dueIn(time.Hour)}, "timezone": "UTC"}).Body["id"].(string)
 
+		conn := b.must(201, "POST", "/v1/phone/connections", map[string]any{"provider": "sip", "name": "Main trunk",
+			"sip": map[string]any{"address": "sip.example.com", "numbers": []string{"+16175550100"}}}).data()["id"].(string)
 		other := createOrg(t, b.m.DB(), "other")
 		ok := b.newKey(other, auth.AllScopes...)
 		of := b.fixture(ok, "+12125550100")
@@ -32,6 +34,11 @@ func TestCrossOrgIsolation(t *testing.T) {
 			{"GET", "/v1/calls/" + web, nil},
 			{"GET", "/v1/calls/" + web + "/transcripts", nil},
 			{"GET", "/v1/calls/" + web + "/analysis", nil},
+			{"POST", "/v1/calls/" + web + "/end", nil},
+			{"POST", "/v1/calls/" + web + "/say", map[string]any{"text": "hello"}},
+			{"POST", "/v1/calls/" + web + "/transfer", map[string]any{"destination": "+14155550123"}},
+			{"GET", "/v1/phone/connections/" + conn, nil},
+			{"DELETE", "/v1/phone/connections/" + conn, nil},
 			{"POST", "/v1/calls/phone/initiate", map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+14155551234"}},
 			{"GET", "/v1/phone/contacts/" + f.purchase, nil},
 			{"POST", "/v1/phone/contacts/" + f.purchase, map[string]any{"contacts": []any{map[string]any{"phoneNumber": "+14155559999"}}}},
@@ -57,9 +64,9 @@ func TestCrossOrgIsolation(t *testing.T) {
 		expectFields(t, r, 404, "outboundAssistantId")
 
 		// Listings show only the caller's data.
-		for _, path := range []string{"/v1/calls", "/v1/phone/purchases", "/v1/assistants", "/v1/phone/schedules"} {
+		for _, path := range []string{"/v1/calls", "/v1/phone/purchases", "/v1/assistants", "/v1/phone/schedules", "/v1/phone/connections"} {
 			for _, item := range b.req("GET", path, ok, nil).list() {
-				for _, mine := range []string{web, f.purchase, f.assistant, sched} {
+				for _, mine := range []string{web, f.purchase, f.assistant, sched, conn} {
 					if item["id"] == mine {
 						t.Errorf("other org GET %s lists %s of the first org", path, mine)
 					}

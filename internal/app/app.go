@@ -115,6 +115,11 @@ type Config struct {
 	JoinTimeout time.Duration
 	// AnalysisEvery is the analysis worker's polling interval (default 500 ms).
 	AnalysisEvery time.Duration
+	// SecretKey (32 bytes) seals phone connection passwords; when empty,
+	// SecretKeyFile is read, else (SQLite only) switchboard.key next to
+	// the database, created when missing (secretkey.go).
+	SecretKey     []byte
+	SecretKeyFile string
 }
 
 // Default base URLs of the model providers.
@@ -203,6 +208,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if err := m.bootstrap(ctx); err != nil {
 		return nil, err
 	}
+	sealer, err := openSealer(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 
 	calls := callctl.New(db, log)
 	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
@@ -243,7 +252,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// and the gateway: a client that floods either is slowed on both.
 	refusals := throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.RefusalLimit, Burst: cfg.RefusalBurst})
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
-		Refusals: refusals, Proxies: cfg.TrustedProxies},
+		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer},
 		db, calls, sched, log, reg)
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)

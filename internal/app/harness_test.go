@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"switchboard/internal/nodetest"
+	"switchboard/internal/secret"
 	"switchboard/internal/telephony/sandbox"
 )
 
@@ -63,6 +64,9 @@ func eachDB(t *testing.T, fn func(t *testing.T, dbURL string)) {
 	}
 }
 
+// testSecretKey seals connection passwords in tests.
+var testSecretKey = secret.NewKey()
+
 // testConfig is a fast configuration on a :0 port.
 func testConfig(dbURL string) Config {
 	cfg := DefaultConfig()
@@ -79,6 +83,7 @@ func testConfig(dbURL string) Config {
 	cfg.ShutdownTimeout = 5 * time.Second
 	cfg.WebhookAllowPrivate = true
 	cfg.WebhookEvery = 50 * time.Millisecond
+	cfg.SecretKey = testSecretKey // PostgreSQL has no default key
 	return cfg
 }
 

@@ -105,6 +105,11 @@ func TestHostilePathIDs(t *testing.T) {
 			{"GET", func(x string) string { return "/v1/calls/" + x }, id.Call, nil, false},
 			{"GET", func(x string) string { return "/v1/calls/" + x + "/transcripts" }, id.Call, nil, false},
 			{"GET", func(x string) string { return "/v1/calls/" + x + "/analysis" }, id.Call, nil, false},
+			{"POST", func(x string) string { return "/v1/calls/" + x + "/end" }, id.Call, nil, false},
+			{"POST", func(x string) string { return "/v1/calls/" + x + "/say" }, id.Call, map[string]any{"text": "hello"}, false},
+			{"POST", func(x string) string { return "/v1/calls/" + x + "/transfer" }, id.Call, map[string]any{"destination": "+14155550123"}, false},
+			{"GET", func(x string) string { return "/v1/phone/connections/" + x }, id.Connection, nil, false},
+			{"DELETE", func(x string) string { return "/v1/phone/connections/" + x }, id.Connection, nil, false},
 			{"DELETE", func(x string) string { return "/v1/phone/purchases/" + x }, id.Purchase, nil, false},
 			{"GET", func(x string) string { return "/v1/phone/contacts/" + x }, id.Purchase, nil, false},
 			{"POST", func(x string) string { return "/v1/phone/contacts/" + x }, id.Purchase, contactsJSON, false},
@@ -236,6 +241,11 @@ func TestHostileText(t *testing.T) {
 			{"phone purchase id", "POST", "/v1/calls/phone/initiate", `{"phone_purchase_id":"` + f.purchase + `\u0000","phoneNumber":"+14155551234"}`, false, []string{"phone_purchase_id"}},
 			{"web call assistant", "POST", "/v1/calls/initiate", "{\"assistantId\":\"\xff\"}", false, []string{"assistantId"}},
 			{"webhook url", "POST", "/v1/webhooks", `{"url":"http://127.0.0.1:9/\u0000","events":["call.ended"]}`, false, []string{"url"}},
+			{"connection name", "POST", "/v1/phone/connections", `{"provider":"sip","name":"T\u0000","sip":{"address":"sip.example.com","numbers":["+16175550100"]}}`, false, []string{"name"}},
+			{"connection password", "POST", "/v1/phone/connections", "{\"provider\":\"sip\",\"name\":\"T\",\"sip\":{\"address\":\"sip.example.com\",\"username\":\"u\",\"password\":\"p\xff\",\"numbers\":[\"+16175550100\"]}}", false, []string{"sip.password"}},
+			{"connection number", "POST", "/v1/phone/connections", `{"provider":"sip","name":"T","sip":{"address":"sip.example.com","numbers":["+16175550100","+1617555\u00000101"]}}`, false, []string{"sip.numbers[1]"}},
+			{"say text", "POST", "/v1/calls/" + id.New(id.Call) + "/say", `{"text":"hi\ud800"}`, false, []string{"text"}},
+			{"transfer destination", "POST", "/v1/calls/" + id.New(id.Call) + "/transfer", `{"destination":"sip:a\u0000@host"}`, false, []string{"destination"}},
 			{"cancel body", "POST", "/v1/phone/schedules/" + f.schedule + "/cancel", `{"\u0000":1}`, false, []string{"body"}},
 			{"double plus", "POST", "/v1/calls/phone/initiate", `{"phone_purchase_id":"` + f.purchase + `","phoneNumber":"++14155550123"}`, false, []string{"phoneNumber"}},
 			{"extension", "POST", "/v1/calls/phone/initiate", `{"phone_purchase_id":"` + f.purchase + `","phoneNumber":"+14155550123x"}`, false, []string{"phoneNumber"}},
@@ -255,6 +265,7 @@ func TestHostileText(t *testing.T) {
 
 		// Query parameters that reach queries.
 		for _, q := range []struct{ query, field string }{
+			{"direction=inbound%00", "direction"},
 			{"type=web%00", "type"}, {"status=%ff", "status"}, {"createdAfter=2026-01-01%00", "createdAfter"},
 			{"page=1%00", "page"}, {"pageSize=%ed%a0%80", "pageSize"},
 		} {

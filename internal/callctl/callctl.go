@@ -122,7 +122,7 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 	c := call.Call{
 		ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Phone, Status: call.Queued,
 		AssistantID: p.OutboundAssistantID, PurchaseID: p.ID, From: p.Number, To: req.To, Provider: p.Provider,
-		AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now,
+		Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.store.CreateCall(ctx, c); err != nil {
 		return call.Call{}, err
@@ -153,7 +153,7 @@ func CanPlace(p phone.Purchase, provider string) error {
 func (s *Service) HandleEvent(ev telephony.Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ch := call.Change{At: ev.At}
+	ch := call.Change{At: ev.At, ProviderCallID: ev.ProviderCallID}
 	var result []call.Result
 	switch ev.Kind {
 	case telephony.Ringing:

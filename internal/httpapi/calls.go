@@ -20,7 +20,7 @@ import (
 const GatewayPath = "/new-web-call/connection"
 
 func (s *Server) listCalls(ctx context.Context, r *request) (response, error) {
-	q := newQuery(r.URL.Query(), "page", "pageSize", "type", "status", "createdAfter", "createdBefore")
+	q := newQuery(r.URL.Query(), "page", "pageSize", "type", "status", "direction", "createdAfter", "createdBefore")
 	f := store.CallFilter{Page: q.page()}
 	if t := q.v.Get("type"); t != "" {
 		if t != string(call.Web) && t != string(call.Phone) {
@@ -34,6 +34,12 @@ func (s *Server) listCalls(ctx context.Context, r *request) (response, error) {
 			q.errs.Add("status", "must be 0-3 or one of queued, ringing, in-progress, ended")
 		}
 		f.Status = &v
+	}
+	if d := q.v.Get("direction"); d != "" {
+		if d != string(call.Outbound) && d != string(call.Inbound) {
+			q.errs.Add("direction", "must be outbound or inbound")
+		}
+		f.Direction = call.Direction(d)
 	}
 	f.CreatedAfter, f.CreatedBefore = q.time("createdAfter"), q.time("createdBefore")
 	if err := q.errs.Err(); err != nil {

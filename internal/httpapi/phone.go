@@ -21,21 +21,40 @@ import (
 // MaxContactsPerRequest bounds one contacts upload.
 const MaxContactsPerRequest = 10000
 
+// numberView is a number as GET /v1/phone/numbers shows it; numbers of a
+// connection name it.
+type numberView struct {
+	telephony.Number
+	ConnectionID string `json:"connectionId,omitempty"`
+}
+
+// listNumbers lists the numbers that can be bought: without a provider,
+// the inventories of the configured providers (sandbox); with a provider
+// of connections (sip), the numbers of the organization's own connections
+// of that provider.
 func (s *Server) listNumbers(ctx context.Context, r *request) (response, error) {
 	q := newQuery(r.URL.Query(), "provider")
 	prov := q.v.Get("provider")
-	names := s.calls.ProviderNames()
+	var names []string
+	for _, n := range s.calls.ProviderNames() {
+		if !phone.IsConnectionProvider(n) {
+			names = append(names, n)
+		}
+	}
 	slices.Sort(names)
 	if prov != "" {
-		if !slices.Contains(names, prov) {
-			q.errs.Add("provider", "unknown provider %q; this server has: %s", prov, strings.Join(names, ", "))
+		if !slices.Contains(s.providerNames(), prov) {
+			s.unknownProvider(&q.errs, "provider", prov)
 		}
 		names = []string{prov}
 	}
 	if err := q.errs.Err(); err != nil {
 		return response{}, err
 	}
-	out := []telephony.Number{}
+	if phone.IsConnectionProvider(prov) {
+		return s.listConnectionNumbers(ctx, r.orgID, prov)
+	}
+	out := []numberView{}
 	for _, n := range names {
 		p, _ := s.calls.Provider(n)
 		inv, err := p.Inventory(ctx)
@@ -48,8 +67,25 @@ func (s *Server) listNumbers(ctx context.Context, r *request) (response, error) 
 		}
 		for _, num := range inv {
 			if !held[num.Number] {
-				out = append(out, num)
+				out = append(out, numberView{Number: num})
 			}
+		}
+	}
+	return ok(http.StatusOK, "available numbers", out), nil
+}
+
+// listConnectionNumbers lists the numbers of the organization's
+// connections of a provider that are not purchased yet.
+func (s *Server) listConnectionNumbers(ctx context.Context, orgID, prov string) (response, error) {
+	ns, err := s.store.ConnectionNumbers(ctx, orgID, prov)
+	if err != nil {
+		return response{}, err
+	}
+	out := []numberView{}
+	for _, n := range ns {
+		if n.PurchaseID == "" {
+			out = append(out, numberView{ConnectionID: n.ConnectionID, Number: telephony.Number{
+				Number: n.Number, Provider: prov, Region: phone.Region(n.Number), Capabilities: []string{"voice"}}})
 		}
 	}
 	return ok(http.StatusOK, "available numbers", out), nil
@@ -84,9 +120,15 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 		}
 		number = n
 	}
+	if phone.IsConnectionProvider(provName) {
+		if err := o.errs.Err(); err != nil {
+			return response{}, err
+		}
+		return s.purchaseOnConnection(ctx, r.orgID, provName, number)
+	}
 	prov, known := s.calls.Provider(provName)
 	if !known {
-		o.errs.Add("provider", "unknown provider %q; this server has: %s", provName, strings.Join(s.calls.ProviderNames(), ", "))
+		s.unknownProvider(o.errs, "provider", provName)
 	}
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
@@ -100,6 +142,31 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	now := s.now().UTC()
 	p := phone.Purchase{ID: id.New(id.Purchase), OrgID: r.orgID, Number: number, Provider: provName, CreatedAt: now, UpdatedAt: now}
 	if err := s.store.CreatePurchase(ctx, p); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusCreated, "number purchased", viewPurchase(p)), nil
+}
+
+// purchaseOnConnection buys a number of one of the organization's
+// connections of prov; the purchase remembers the connection. A number
+// on none of them is a 400 on number, as a number no inventory offers.
+func (s *Server) purchaseOnConnection(ctx context.Context, orgID, prov, number string) (response, error) {
+	notOffered := apperr.Invalidf("number", "%s is not a number of this organization's %s connections; add it to one (POST /v1/phone/connections), see GET /v1/phone/numbers?provider=%s",
+		number, prov, prov)
+	ns, err := s.store.ConnectionNumbers(ctx, orgID, prov)
+	if err != nil {
+		return response{}, err
+	}
+	i := slices.IndexFunc(ns, func(n phone.ConnectionNumber) bool { return n.Number == number })
+	if i < 0 {
+		return response{}, notOffered
+	}
+	now := s.now().UTC()
+	p := phone.Purchase{ID: id.New(id.Purchase), OrgID: orgID, Number: number, Provider: prov, ConnectionID: ns[i].ConnectionID, CreatedAt: now, UpdatedAt: now}
+	if err := s.store.CreatePurchase(ctx, p); err != nil {
+		if apperr.Is(err, apperr.NotFound) { // the connection was deleted meanwhile
+			return response{}, notOffered
+		}
 		return response{}, err
 	}
 	return ok(http.StatusCreated, "number purchased", viewPurchase(p)), nil

@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
 	"switchboard/internal/scheduling"
+	"switchboard/internal/secret"
 	"switchboard/internal/store"
 	"switchboard/internal/throttle"
 	"switchboard/internal/webhook"
@@ -50,6 +51,12 @@ type Config struct {
 	Refusals *throttle.Limiter
 	// Proxies are the reverse proxies whose X-Forwarded-For names the client.
 	Proxies throttle.Proxies
+	// Secrets seals the passwords of phone connections; nil refuses
+	// connections with a password (503).
+	Secrets *secret.Sealer
+	// Live reaches the live calls of this node (say, transfer); nil
+	// answers those routes 503.
+	Live LiveCalls
 }
 
 // Server serves the REST API.

@@ -189,11 +189,13 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 	kinds := map[string]string{
 		"/v1/calls/{id}": id.Call, "/v1/phone/purchases/{id}": id.Purchase, "/v1/phone/contacts/{id}": id.Purchase,
 		"{contactId}": id.Contact, "/v1/phone/schedules/{id}": id.Schedule, "/v1/assistants/{id}": id.Assistant,
-		"/v1/webhooks/{id}": id.Webhook, "{messageId}": id.Message,
+		"/v1/webhooks/{id}": id.Webhook, "{messageId}": id.Message, "/v1/phone/connections/{id}": id.Connection,
 	}
 	bodies := map[string]string{
 		"PATCH /v1/assistants/{id}":    `{"name":"renamed"}`,
 		"POST /v1/phone/contacts/{id}": `{"contacts":[{"phoneNumber":"+14155550123"}]}`,
+		"POST /v1/calls/{id}/say":      `{"text":"One moment please."}`,
+		"POST /v1/calls/{id}/transfer": `{"destination":"+14155550123"}`,
 	}
 	bad := []string{"x\x00y", "\xff\xfe", "\xed\xa0\x80", "asst_" + strings.Repeat("a", 25) + "\x00", "call_abc", "CALL_" + strings.Repeat("A", 26), "call_" + strings.Repeat("1", 26)}
 	routes := 0
@@ -238,8 +240,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 			}
 		}
 	}
-	if routes != 16 {
-		t.Errorf("found %d routes with path ids, want 16", routes)
+	if routes != 21 {
+		t.Errorf("found %d routes with path ids, want 21", routes)
 	}
 
 	before := st.lookups.Load()

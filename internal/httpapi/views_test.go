@@ -17,8 +17,10 @@ func TestCallViewJSON(t *testing.T) {
 	calls := []call.Call{
 		{ID: "call_a", Type: call.Web, Status: call.Queued, AssistantID: "asst_\"q\\uoted\"\u2028<&>\x01\xff", CreatedAt: t0, UpdatedAt: t0},
 		{ID: "call_b", Type: call.Phone, Status: call.Ended, AssistantID: "asst_b", PurchaseID: "pn_x", From: "+14155550100", To: "+14155551234",
-			Provider: "sandbox", AttemptID: "att_1", Outcome: call.Completed, EndedReason: call.ReasonCustomerEnded,
+			Provider: "sandbox", Direction: call.Outbound, ProviderCallID: "a84b4c76e66710@pc33.example.com", AttemptID: "att_1", Outcome: call.Completed, EndedReason: call.ReasonCustomerEnded,
 			CreatedAt: t0, UpdatedAt: t0.Add(3 * time.Second), StartedAt: t0.Add(time.Second), EndedAt: t0.Add(3500 * time.Millisecond)},
+		{ID: "call_c", Type: call.Phone, Status: call.Ringing, AssistantID: "asst_c", PurchaseID: "pn_y", From: "+14155551234", To: "+14155550100",
+			Provider: "sip", Direction: call.Inbound, ProviderCallID: "id\"with\x00odd@bytes\xff", CreatedAt: t0, UpdatedAt: t0},
 	}
 	for _, c := range calls {
 		v := viewCall(c)

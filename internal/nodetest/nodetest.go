@@ -89,6 +89,10 @@ type Node struct {
 	logPath  string
 }
 
+// TestSecretKey is the secret key every node of a test is given (base64 of
+// 32 bytes): nodes on one PostgreSQL database must share one.
+const TestSecretKey = "c3dpdGNoYm9hcmQtbm9kZXRlc3Qtc2VjcmV0LWtleSE="
+
 // Options of a node.
 type Options struct {
 	Name string
@@ -115,7 +119,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--log-level", "info"}, o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:noctx // the node outlives ctx: Kill and Stop end it
-	cmd.Env = append(os.Environ(), o.Env...)
+	// Every node of a test shares one secret key, as nodes on one
+	// PostgreSQL database must (SQLite nodes would make their own file).
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_SECRET_KEY="+TestSecretKey)
+	cmd.Env = append(cmd.Env, o.Env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logFile.Close()

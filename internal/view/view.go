@@ -71,6 +71,8 @@ type Call struct {
 	From            string  `json:"from,omitempty"`
 	To              string  `json:"to,omitempty"`
 	Provider        string  `json:"provider,omitempty"`
+	Direction       string  `json:"direction,omitempty"`
+	ProviderCallID  string  `json:"providerCallId,omitempty"`
 	AttemptID       string  `json:"scheduleAttemptId,omitempty"`
 	CreatedAt       Time    `json:"createdAt"`
 	UpdatedAt       Time    `json:"updatedAt"`
@@ -115,7 +117,8 @@ func (v Call) AppendJSON(b []byte) []byte {
 	b = optStr(b, "outcome", v.Outcome)
 	b = optStr(b, "endedReason", v.EndedReason)
 	b = str(b, "assistantId", v.AssistantID)
-	for _, f := range [...]struct{ k, v string }{{"phonePurchaseId", v.PhonePurchaseID}, {"from", v.From}, {"to", v.To}, {"provider", v.Provider}, {"scheduleAttemptId", v.AttemptID}} {
+	for _, f := range [...]struct{ k, v string }{{"phonePurchaseId", v.PhonePurchaseID}, {"from", v.From}, {"to", v.To}, {"provider", v.Provider},
+		{"direction", v.Direction}, {"providerCallId", v.ProviderCallID}, {"scheduleAttemptId", v.AttemptID}} {
 		if f.v != "" {
 			b = str(b, f.k, f.v)
 		}
@@ -134,6 +137,7 @@ func NewCall(c call.Call) Call {
 	v := Call{
 		ID: c.ID, Type: string(c.Type), Status: int(c.Status), StatusText: c.Status.Text(), AssistantID: c.AssistantID,
 		PhonePurchaseID: c.PurchaseID, From: c.From, To: c.To, Provider: c.Provider, AttemptID: c.AttemptID,
+		Direction: string(c.Direction), ProviderCallID: c.ProviderCallID,
 		CreatedAt: Time(c.CreatedAt), UpdatedAt: Time(c.UpdatedAt), StartedAt: Time(c.StartedAt), EndedAt: Time(c.EndedAt),
 		DurationSeconds: c.DurationSeconds(),
 	}

@@ -29,6 +29,7 @@ import (
 	"switchboard/internal/app"
 	"switchboard/internal/bench"
 	"switchboard/internal/id"
+	"switchboard/internal/secret"
 	"switchboard/internal/store/sqlite"
 	"switchboard/internal/store/sqlstore"
 )
@@ -104,6 +105,7 @@ func run(ctx context.Context, o options) error {
 	log := slog.New(newServerLog())
 	cfg := app.DefaultConfig()
 	cfg.Addr, cfg.DB, cfg.RateLimit = "127.0.0.1:0", dbURL, o.rateLimit
+	cfg.SecretKey = secret.NewKey() // PostgreSQL has no default key
 
 	// 1. First start: migrations and the bootstrap organization and key.
 	// Its log is dropped: the job queue, stopped right after starting,

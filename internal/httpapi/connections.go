@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/id"
+	"switchboard/internal/phone"
+)
+
+// sipView is a SIP connection's settings as shown: never the password,
+// only whether there is one.
+type sipView struct {
+	Address        string   `json:"address"`
+	Transport      string   `json:"transport"`
+	Username       string   `json:"username"`
+	HasPassword    bool     `json:"hasPassword"`
+	Numbers        []string `json:"numbers"`
+	InboundSources []string `json:"inboundSources"`
+}
+
+type connectionView struct {
+	ID        string  `json:"id"`
+	Provider  string  `json:"provider"`
+	Name      string  `json:"name"`
+	SIP       sipView `json:"sip"`
+	CreatedAt ts      `json:"createdAt"`
+	UpdatedAt ts      `json:"updatedAt"`
+}
+
+func viewConnection(c phone.Connection) connectionView {
+	nonNil := func(xs []string) []string {
+		if xs == nil {
+			return []string{}
+		}
+		return xs
+	}
+	return connectionView{ID: c.ID, Provider: c.Provider, Name: c.Name, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		SIP: sipView{Address: c.SIP.Address, Transport: c.SIP.Transport, Username: c.SIP.Username, HasPassword: c.SIP.HasPassword(),
+			Numbers: nonNil(c.SIP.Numbers), InboundSources: nonNil(c.SIP.InboundSources)}}
+}
+
+// createConnection stores an organization's SIP trunk. The password is
+// sealed with the server's key (for the new connection's id) before
+// anything else sees it, and is never returned or logged.
+func (s *Server) createConnection(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	c := phone.Connection{Provider: o.str("provider", true), Name: o.str("name", false)}
+	var password string
+	switch c.Provider {
+	case "":
+	case phone.ProviderSIP:
+		if !o.present("sip") {
+			o.errs.Add("sip", "is required: the trunk's address, transport, credentials, numbers and inbound sources")
+		}
+		if so := o.child("sip"); so != nil {
+			c.SIP = phone.SIPConnection{
+				Address:        so.str("address", false),
+				Transport:      so.str("transport", false),
+				Username:       so.str("username", false),
+				Numbers:        so.strings("numbers", false),
+				InboundSources: so.strings("inboundSources", false),
+			}
+			password = so.str("password", false)
+			so.done()
+		}
+	case "twilio":
+		o.errs.Add("provider", "twilio connections are not supported yet; only sip")
+	default:
+		o.errs.Add("provider", "unknown provider %q; connections are sip", c.Provider)
+	}
+	if c.Provider != phone.ProviderSIP {
+		o.used["sip"] = true // not read under another provider: no second error
+	}
+	o.done()
+	if c.Provider == phone.ProviderSIP {
+		c.Check(o.errs)
+		phone.CheckSIPCredentials(c.SIP.Username, password, o.errs)
+	}
+	if err := firstPerField(*o.errs).Err(); err != nil {
+		return response{}, err
+	}
+	now := s.now().UTC()
+	c.ID, c.OrgID, c.CreatedAt, c.UpdatedAt = id.New(id.Connection), r.orgID, now, now
+	if password != "" {
+		if s.cfg.Secrets == nil {
+			return response{}, apperr.New(apperr.Unavailable, "this server has no secret key to keep the password with; see --secret-key-file")
+		}
+		c.SIP.SealedPassword = s.cfg.Secrets.Seal([]byte(password), []byte(c.ID))
+	}
+	if err := s.store.CreateConnection(ctx, c); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusCreated, "connection created", viewConnection(c)), nil
+}
+
+// firstPerField keeps the first error of each field: a field the decoder
+// already refused (a number where a list belongs) is not also reported
+// by the checks that saw its zero value.
+func firstPerField(errs apperr.Fields) apperr.Fields {
+	var out apperr.Fields
+	for _, e := range errs {
+		if !out.Has(e.Field) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (s *Server) listConnections(ctx context.Context, r *request) (response, error) {
+	q := newQuery(r.URL.Query(), "page", "pageSize")
+	pg := q.page()
+	if err := q.errs.Err(); err != nil {
+		return response{}, err
+	}
+	list, total, err := s.store.ListConnections(ctx, r.orgID, pg)
+	if err != nil {
+		return response{}, err
+	}
+	resp := ok(http.StatusOK, "connections", viewAll(list, viewConnection))
+	resp.body.Pagination = pageOf(pg, total)
+	return resp, nil
+}
+
+func (s *Server) getConnection(ctx context.Context, r *request) (response, error) {
+	cid, err := pathID(r, "id", id.Connection, "connection")
+	if err != nil {
+		return response{}, err
+	}
+	c, err := s.store.GetConnection(ctx, r.orgID, cid)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "connection", viewConnection(c)), nil
+}
+
+// deleteConnection deletes a connection whose numbers are not purchased
+// (409 naming the purchases otherwise); data is the connection as it was.
+func (s *Server) deleteConnection(ctx context.Context, r *request) (response, error) {
+	cid, err := pathID(r, "id", id.Connection, "connection")
+	if err != nil {
+		return response{}, err
+	}
+	c, err := s.store.GetConnection(ctx, r.orgID, cid)
+	if err != nil {
+		return response{}, err
+	}
+	if err := s.store.DeleteConnection(ctx, r.orgID, cid); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "connection deleted", viewConnection(c)), nil
+}
+
+// providerNames lists the providers numbers may be listed and bought
+// from: the configured ones and those of connections, sorted.
+func (s *Server) providerNames() []string {
+	names := s.calls.ProviderNames()
+	for _, p := range phone.ConnectionProviders {
+		if !slices.Contains(names, p) {
+			names = append(names, p)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// unknownProvider records that field names a provider this server does not have.
+func (s *Server) unknownProvider(errs *apperr.Fields, field, name string) {
+	errs.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(s.providerNames(), ", "))
+}
