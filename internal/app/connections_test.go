@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"log/slog"
 	"slices"
 	"strings"
@@ -318,6 +320,38 @@ func TestEndWebCallInProgress(t *testing.T) {
 		c := b.waitCall(b.key, callID, 5*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
 		if c["endedReason"] != "api-ended-call" || c["endedAt"] != r["endedAt"] {
 			t.Errorf("the call after its session closed = %v; want it as POST end answered", c)
+		}
+	})
+}
+
+// TestConnectionIdempotency: a connection created with an Idempotency-Key
+// is replayed, and the key's record keeps a keyed digest of the request,
+// not a plain hash that a copy of the database could test passwords with.
+func TestConnectionIdempotency(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		b := start(t, testConfig(dbURL))
+		body := `{"provider":"sip","name":"T","sip":{"address":"sip.example.com","username":"u","password":"guessable1","numbers":["+16175550100"]}}`
+		r1 := b.req("POST", "/v1/phone/connections", b.key, body, "Idempotency-Key", "conn-1")
+		r2 := b.req("POST", "/v1/phone/connections", b.key, body, "Idempotency-Key", "conn-1")
+		if r1.Status != 201 || r2.Raw != r1.Raw || r2.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s then %d %s; want the same 201, replayed", r1.Status, r1.Raw, r2.Status, r2.Raw)
+		}
+		expectStatus(t, b.req("POST", "/v1/phone/connections", b.key, strings.Replace(body, "guessable1", "guessable2", 1), "Idempotency-Key", "conn-1"),
+			409, "idempotency_key_reused")
+		var stored string
+		var err error
+		db := b.m.DB()
+		if db.lite != nil {
+			err = db.lite.Writer.QueryRowContext(context.Background(), `SELECT request_hash FROM idempotency_keys WHERE key = 'conn-1'`).Scan(&stored)
+		} else {
+			err = db.pg.Pool.QueryRow(context.Background(), `SELECT request_hash FROM idempotency_keys WHERE key = 'conn-1'`).Scan(&stored)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := sha256.Sum256([]byte("POST /v1/phone/connections?\n" + body))
+		if stored == hex.EncodeToString(plain[:]) || !strings.HasPrefix(stored, "k1:") {
+			t.Errorf("idempotency record of a connection = %q; want a keyed digest (k1:…), not the plain SHA-256 of the request", stored)
 		}
 	})
 }

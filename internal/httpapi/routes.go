@@ -22,7 +22,7 @@ func (s *Server) table() []route {
 
 		{method: http.MethodGet, path: "/v1/phone/numbers", scope: auth.PhoneRead, h: s.listNumbers},
 		{method: http.MethodGet, path: "/v1/phone/connections", scope: auth.PhoneRead, h: s.listConnections},
-		{method: http.MethodPost, path: "/v1/phone/connections", scope: auth.PhoneWrite, body: jsonBody, create: true, h: s.createConnection},
+		{method: http.MethodPost, path: "/v1/phone/connections", scope: auth.PhoneWrite, body: jsonBody, create: true, secretBody: true, h: s.createConnection},
 		{method: http.MethodGet, path: "/v1/phone/connections/{id}", scope: auth.PhoneRead, h: s.getConnection},
 		{method: http.MethodDelete, path: "/v1/phone/connections/{id}", scope: auth.PhoneWrite, h: s.deleteConnection},
 		{method: http.MethodGet, path: "/v1/phone/purchases", scope: auth.PhoneRead, h: s.listPurchases},

@@ -12,7 +12,9 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -36,6 +38,8 @@ var ErrOpen = errors.New("secret: the value does not open with this key")
 // Sealer seals and opens values under one key. It is safe for concurrent use.
 type Sealer struct {
 	aead cipher.AEAD
+	// macKey keys Digest: derived from the key, never the key itself.
+	macKey []byte
 }
 
 // New returns a Sealer for a 32-byte key.
@@ -51,7 +55,20 @@ func New(key []byte) (*Sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sealer{aead: aead}, nil
+	derive := hmac.New(sha256.New, key)
+	derive.Write([]byte("switchboard digest v1"))
+	return &Sealer{aead: aead, macKey: derive.Sum(nil)}, nil
+}
+
+// Digest is a keyed hash of data (HMAC-SHA256 under a key derived from the
+// secret key): the same data always gives the same digest, and without the
+// key a digest cannot be checked against guesses. It is what to store to
+// recognize a request that held a secret (an Idempotency-Key's request),
+// where a plain hash would let a copy of the database test passwords.
+func (s *Sealer) Digest(data []byte) []byte {
+	m := hmac.New(sha256.New, s.macKey)
+	m.Write(data)
+	return m.Sum(nil)
 }
 
 // Seal encrypts plain for the context aad (say, the id of the row that

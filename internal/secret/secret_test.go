@@ -2,6 +2,7 @@ package secret
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"os"
 	"path/filepath"
@@ -149,5 +150,26 @@ func TestLoadKeyFileRace(t *testing.T) {
 		if !bytes.Equal(keys[i], keys[0]) {
 			t.Errorf("LoadKeyFile #%d got another key than #0", i)
 		}
+	}
+}
+
+func TestDigest(t *testing.T) {
+	key := NewKey()
+	s, t2 := mustSealer(t, key), mustSealer(t, key)
+	other := mustSealer(t, NewKey())
+	data := []byte(`POST /v1/phone/connections?\n{"sip":{"password":"hunter2"}}`)
+	d := s.Digest(data)
+	if !bytes.Equal(d, t2.Digest(data)) {
+		t.Errorf("Digest differs between two Sealers of one key; nodes sharing a key must agree")
+	}
+	if bytes.Equal(d, other.Digest(data)) {
+		t.Errorf("Digest is the same under another key")
+	}
+	if bytes.Equal(d, s.Digest(append(data, ' '))) {
+		t.Errorf("Digest is the same for other data")
+	}
+	plain := sha256.Sum256(data)
+	if bytes.Equal(d, plain[:]) || len(d) != sha256.Size {
+		t.Errorf("Digest = %x; want a %d-byte keyed hash, not the plain SHA-256", d, sha256.Size)
 	}
 }
