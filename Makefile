@@ -34,12 +34,12 @@ run: ## install the speech packages if it can, build with them if present, serve
 	fi
 	./bin/switchboard serve
 
-test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the native speech engines (what CI runs)
+test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the native speech engines and the SIP peers (what CI runs)
 	@./scripts/ensure-deps.sh test
 	$(GO) vet -tags speech_native ./...
 	@$(MAKE) --no-print-directory lint
 	SWITCHBOARD_TEST_POSTGRES="$${SWITCHBOARD_TEST_POSTGRES:-$$(./scripts/ensure-postgres.sh)}" \
-		CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
+		SWITCHBOARD_REQUIRE_SIP=1 CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
 
 test-short: ## unit tests only, no PostgreSQL; the pure-Go build (tests that need the speech engines skip)
 	$(GO) test -short ./...

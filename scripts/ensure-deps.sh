@@ -7,7 +7,11 @@
 #   ensure-deps.sh speech   + the offline speech packages (scripts/speech-deps.sh)
 #   ensure-deps.sh lint     + the speech packages (lint checks the
 #                             speech_native build) and golangci-lint in ./bin
-#   ensure-deps.sh test     + PostgreSQL, gcc, and all of lint's
+#   ensure-deps.sh sip      + the real SIP peers the SIP tests call
+#                             (internal/sip/siptest): SIPp (Debian
+#                             sip-tester, /usr/bin/sipp) and baresip
+#                             (baresip-core, /usr/bin/baresip)
+#   ensure-deps.sh test     + PostgreSQL, gcc, all of sip's and all of lint's
 set -euo pipefail
 
 # golangci-lint for `make lint`: this exact version, built by `go install`
@@ -24,20 +28,29 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 # Debian packages: what the tests and tools need: the PostgreSQL server the
-# test suite runs against, gcc for the native speech build, and the offline
-# speech engines (scripts/speech-deps.sh).
+# test suite runs against, gcc for the native speech build, the SIP peers
+# and the offline speech engines (scripts/speech-deps.sh).
 pkgs=()
 if [ "${1:-}" = "test" ]; then
   command -v pg_ctlcluster >/dev/null 2>&1 || pkgs+=(postgresql)
   command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
   command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
 fi
+if [ "${1:-}" = "test" ] || [ "${1:-}" = "sip" ]; then
+  # SIPp 3.6.1 and baresip 1.0.0 on bookworm (../shared/research/deps.md §4).
+  # baresip-core carries the modules the tests load (g711, aufile, sndfile,
+  # alsa as a null player), so no sound card or GUI package comes with it.
+  command -v sipp >/dev/null 2>&1 || pkgs+=(sip-tester)
+  command -v baresip >/dev/null 2>&1 || pkgs+=(baresip-core)
+fi
 if [ ${#pkgs[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "ensure-deps: installing ${pkgs[*]}" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  # Wait for another apt-get (a second checkout's make test) rather than fail on its lock.
+  lock=(-o DPkg::Lock::Timeout=300)
+  $SUDO apt-get "${lock[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${lock[@]}" install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
 fi
 
 case "${1:-}" in
