@@ -62,22 +62,42 @@ func Port(t testing.TB) int {
 	return Ports(t, 1).First
 }
 
-// Ports returns n consecutive free ports (1 ≤ n ≤ 16), First even, on
+// maxPorts bounds one Ports request: 64 blocks, an RTP range for a few
+// hundred concurrent calls.
+const maxPorts = 64 * blockSize
+
+// Ports returns n consecutive free ports (1 ≤ n ≤ 1024), First even, on
 // 127.0.0.1 for UDP and TCP: a SIPp media port block (-mp uses First and
-// First+2), or an RTP range for baresip or the server.
+// First+2), or an RTP range for baresip or the server (--rtp-ports).
 func Ports(t testing.TB, n int) PortRange {
 	t.Helper()
-	if n < 1 || n > blockSize {
-		t.Fatalf("siptest.Ports(%d): want 1 to %d ports", n, blockSize)
+	if n < 1 || n > maxPorts {
+		t.Fatalf("siptest.Ports(%d): want 1 to %d ports", n, maxPorts)
 	}
 	ports.mu.Lock()
 	defer ports.mu.Unlock()
+	if n > blockSize {
+		// A run of whole blocks of its own.
+		k := (n + blockSize - 1) / blockSize
+		for range 8 {
+			first, err := lockBlocks(k)
+			if err != nil {
+				t.Fatalf("siptest.Ports(%d): %v", n, err)
+			}
+			if r := (PortRange{First: first, Last: first + n - 1}); free(r) {
+				return r
+			}
+		}
+		t.Fatalf("siptest.Ports(%d): no free run of %d ports in %d-%d", n, n, portLow, portHigh)
+	}
 	step := n + n%2 // keep every range starting even
 	for range (portHigh - portLow) / blockSize {
 		if ports.block == 0 || ports.next+step > ports.block+blockSize {
-			if err := lockBlock(); err != nil {
+			first, err := lockBlocks(1)
+			if err != nil {
 				t.Fatalf("siptest.Ports(%d): %v", n, err)
 			}
+			ports.block, ports.next = first, first
 		}
 		r := PortRange{First: ports.next, Last: ports.next + n - 1}
 		ports.next += step
@@ -89,34 +109,64 @@ func Ports(t testing.TB, n int) PortRange {
 	return PortRange{}
 }
 
-// lockBlock takes the next block no other process holds, starting from a
-// random one so that processes rarely contend.
-func lockBlock() error {
+// lockBlocks takes k consecutive blocks no other process holds and
+// returns the first port of the first. It starts from a random block so
+// that processes rarely contend, and never returns a block this process
+// took before.
+func lockBlocks(k int) (int, error) {
 	dir := filepath.Join(os.TempDir(), "switchboard-siptest-ports")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return 0, err
 	}
 	blocks := (portHigh - portLow + 1) / blockSize
 	start := rand.IntN(blocks)
-	if ports.block != 0 {
-		start = (ports.block-portLow)/blockSize + 1
-	}
 	for i := range blocks {
-		first := portLow + (start+i)%blocks*blockSize
-		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(first)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			return err
-		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
+		b := (start + i) % blocks
+		if b+k > blocks {
 			continue
 		}
-		// Held until the process exits: the kernel drops the lock then.
-		ports.locks = append(ports.locks, f)
-		ports.block, ports.next = first, first
-		return nil
+		held, err := lockRun(dir, b, k)
+		if err != nil {
+			return 0, err
+		}
+		if held == nil {
+			continue
+		}
+		// Held until the process exits: the kernel drops the locks then.
+		ports.locks = append(ports.locks, held...)
+		return portLow + b*blockSize, nil
 	}
-	return fmt.Errorf("every port block in %d-%d is held by another process", portLow, portHigh)
+	return 0, fmt.Errorf("no %d free port blocks in %d-%d", k, portLow, portHigh)
+}
+
+// lockRun flocks the files of blocks b..b+k-1, or none of them: it
+// returns nil when another process (or this one, earlier) holds one.
+func lockRun(dir string, b, k int) ([]*os.File, error) {
+	var held []*os.File
+	for j := range k {
+		first := portLow + (b+j)*blockSize
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(first)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			closeAll(held)
+			return nil, err
+		}
+		// flock locks belong to the open file: a second open of a file
+		// this process already locked fails here too, so no block is
+		// handed out twice.
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			closeAll(held)
+			return nil, nil
+		}
+		held = append(held, f)
+	}
+	return held, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // free reports whether every port of r can be bound on 127.0.0.1 for both

@@ -39,6 +39,19 @@ func TestUACExpectFailsOnOtherCode(t *testing.T) {
 	callee.WaitOK()
 }
 
+// An answer is not a refusal: uac_expect fails, after hanging up the
+// call properly (the callee's uas_answer succeeds only with the BYE).
+func TestUACExpectFailsWhenAnswered(t *testing.T) {
+	t.Parallel()
+	callee := StartSIPp(t, SIPpConfig{Scenario: UASAnswer, Timeout: 10 * time.Second})
+	caller := StartSIPp(t, SIPpConfig{Scenario: UACExpect, Remote: callee.Addr(),
+		Keys: map[string]string{"code": "404"}, Timeout: 10 * time.Second})
+	if r := caller.Wait(); r.ExitCode != 1 || r.Failed != 1 || !strings.Contains(r.Errors, "answered (200), want 404") {
+		t.Errorf("uac_expect code 404 against an answer: %s, errors %q; want exit 1, 1 failed, the answer named", r, r.Errors)
+	}
+	callee.WaitOK()
+}
+
 // refuser writes a UAS scenario answering every INVITE with code.
 func refuser(t *testing.T, code int, reason string) string {
 	t.Helper()

@@ -19,7 +19,7 @@ import (
 
 func TestPortsAreFreeAndEven(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{1, 3, 4, 8, 16} {
+	for _, n := range []int{1, 3, 4, 8, 16, 17, 100} {
 		r := Ports(t, n)
 		if r.Len() != n || r.First%2 != 0 || r.First < portLow || r.Last > portHigh {
 			t.Errorf("Ports(%d) = %v; want %d ports from an even first in %d-%d", n, r, n, portLow, portHigh)
@@ -82,7 +82,7 @@ func TestPortBlockIsLocked(t *testing.T) {
 
 func TestPortsRejectsBadCount(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{0, -1, 17} {
+	for _, n := range []int{0, -1, 1025} {
 		ft := &fakeT{TB: t}
 		ft.run(func() { Ports(ft, n) })
 		if !ft.failed {
