@@ -23,10 +23,12 @@ type BaresipConfig struct {
 	Password string
 	// Audio is the WAV baresip sends (mono 16-bit PCM, any rate; it is
 	// resampled to 8 kHz), e.g. Speech.WAV. baresip hangs up when its
-	// audio ends, so the call lasts Audio plus Tail unless the peer hangs
-	// up first. Default: silence until Timeout.
+	// audio ends, so an answered call lasts Audio plus Tail unless the
+	// peer hangs up first: a length that does not depend on how long the
+	// call took to set up, unlike Timeout.
 	Audio string
-	// Tail is silence added after Audio.
+	// Tail is silence sent after Audio. With no Audio, baresip sends Tail
+	// of silence and hangs up, or silence until Timeout if Tail is 0.
 	Tail time.Duration
 	// Dial, if set, is the URI called at start (-e "/dial URI"), e.g.
 	// "sip:+16175550100@127.0.0.1:5060". Otherwise baresip waits and
@@ -169,9 +171,9 @@ func StartBaresip(t testing.TB, cfg BaresipConfig) *Baresip {
 	case <-b.ready:
 	case <-b.p.done:
 		t.Fatalf("siptest: baresip exited before it was ready:\n%s", b.p.describe())
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		b.p.stop()
-		t.Fatalf("siptest: baresip not ready after 5 s:\n%s", b.p.describe())
+		t.Fatalf("siptest: baresip not ready after 10 s:\n%s", b.p.describe())
 	}
 	return b
 }
@@ -187,9 +189,15 @@ func writeSource(path string, cfg BaresipConfig) error {
 		}
 		rs := audio.NewResampler(w.Rate, PhoneRate)
 		pcm = rs.Flush(rs.Process(nil, w.Samples))
-		pcm = append(pcm, make([]int16, int(cfg.Tail*PhoneRate/time.Second))...)
-	} else {
-		pcm = make([]int16, int((cfg.Timeout+time.Second)*PhoneRate/time.Second))
+	}
+	tail := cfg.Tail
+	if cfg.Audio == "" && tail == 0 {
+		tail = cfg.Timeout + time.Second
+	}
+	pcm = append(pcm, make([]int16, int(tail*PhoneRate/time.Second))...)
+	if len(pcm) < PhoneRate/50 {
+		// aufile reads 20 ms frames; give it at least one.
+		pcm = append(pcm, make([]int16, PhoneRate/50-len(pcm))...)
 	}
 	return WriteWAV(path, WAV{Rate: PhoneRate, Samples: pcm})
 }

@@ -81,7 +81,7 @@ func TestUASAnswerByeHangsUp(t *testing.T) {
 func TestUASSilentSendsNoRTP(t *testing.T) {
 	t.Parallel()
 	callee := StartSIPp(t, SIPpConfig{Scenario: UASSilent, Timeout: 15 * time.Second})
-	phone := StartBaresip(t, BaresipConfig{Dial: callee.URI("service"), Timeout: 3 * time.Second})
+	phone := StartBaresip(t, BaresipConfig{Dial: callee.URI("service"), Tail: 2 * time.Second, Timeout: 15 * time.Second})
 	got := phone.Wait()
 	callee.WaitOK()
 	if !got.Established {
@@ -112,7 +112,8 @@ func TestUASBusyRefusesBaresip(t *testing.T) {
 func TestUASNoAnswerTakesCancel(t *testing.T) {
 	t.Parallel()
 	callee := StartSIPp(t, SIPpConfig{Scenario: UASNoAnswer, Timeout: 10 * time.Second})
-	phone := StartBaresip(t, BaresipConfig{Dial: callee.URI("service"), Timeout: 2 * time.Second})
+	// baresip quits at its Timeout, cancelling the call.
+	phone := StartBaresip(t, BaresipConfig{Dial: callee.URI("service"), Timeout: 3 * time.Second})
 	got := phone.Wait()
 	r := callee.WaitOK()
 	if got.Established {
@@ -139,7 +140,7 @@ func TestUASAuthChecksCredentials(t *testing.T) {
 			callee := StartSIPp(t, SIPpConfig{Scenario: UASAuth,
 				Keys: map[string]string{"user": "alice", "password": "s3cret"}, Timeout: 10 * time.Second})
 			phone := StartBaresip(t, BaresipConfig{User: "alice", Password: c.password,
-				Dial: callee.URI("service"), Timeout: 2 * time.Second})
+				Dial: callee.URI("service"), Tail: time.Second, Timeout: 10 * time.Second})
 			got := phone.Wait()
 			r := callee.Wait()
 			if c.ok {
@@ -208,7 +209,7 @@ func TestBuiltinUASEchoesBaresip(t *testing.T) {
 func TestUASAnswerDefaultsToSilence(t *testing.T) {
 	t.Parallel()
 	callee := StartSIPp(t, SIPpConfig{Scenario: UASAnswer, Timeout: 10 * time.Second})
-	phone := StartBaresip(t, BaresipConfig{Dial: callee.URI("service"), Timeout: 3 * time.Second})
+	phone := StartBaresip(t, BaresipConfig{Dial: callee.URI("service"), Tail: 2500 * time.Millisecond, Timeout: 15 * time.Second})
 	got := phone.Wait()
 	callee.WaitOK()
 	w := received(t, got.Received, "received")

@@ -177,7 +177,7 @@ func StartSIPp(t testing.TB, cfg SIPpConfig) *SIPp {
 
 	s.p = startProcess(t, s.Dir, cfg.Timeout+10*time.Second, nil, "sipp", args...)
 	// Ready when its SIP port is bound; SIPp binds its media ports first.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !bound(proto, s.Port) {
 		if s.p.exited() || time.Now().After(deadline) {
 			s.p.stop()
