@@ -251,15 +251,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// One budget of refusals per client address, shared by the REST API
 	// and the gateway: a client that floods either is slowed on both.
 	refusals := throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.RefusalLimit, Burst: cfg.RefusalBurst})
+	vm := newVoiceMetrics(reg)
+	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
+		Observer: vm, Log: log.With("component", "conversation")})
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
-		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer},
+		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime},
 		db, calls, sched, log, reg)
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
-	vm := newVoiceMetrics(reg)
-	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
-		Observer: vm, Log: log.With("component", "conversation")})
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		VoiceObserver: vm, Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
 	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",

@@ -27,10 +27,17 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
+	// secrets opens the sealed passwords of SIP connections (UseSecrets).
+	secrets Opener
+
 	mu      sync.Mutex
 	hangups map[string]hangup // by call id, until its Ended event (see hangup)
 	hooks   Hooks
 }
+
+// UseSecrets sets what opens the sealed passwords of connections; call it
+// before calls are placed.
+func (s *Service) UseSecrets(o Opener) { s.secrets = o }
 
 // hangup is a hang-up End asked a provider for: how the call is to end.
 // It is kept until the provider's Ended event, which carries no reason of
@@ -127,7 +134,22 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 	if err := s.store.CreateCall(ctx, c); err != nil {
 		return call.Call{}, err
 	}
-	if err := prov.Place(ctx, telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To}); err != nil {
+	preq := telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To}
+	if p.ConnectionID != "" {
+		conn, err := s.store.GetConnection(ctx, p.OrgID, p.ConnectionID)
+		if err == nil {
+			preq.Trunk, err = TrunkOf(conn, s.secrets)
+		}
+		if err != nil {
+			s.log.Warn("the number's connection cannot be dialed through", "call_id", c.ID, "connection_id", p.ConnectionID, "err", err)
+			ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonProviderFailed})
+			if terr != nil {
+				return c, terr
+			}
+			return ended, nil
+		}
+	}
+	if err := prov.Place(ctx, preq); err != nil {
 		s.log.Warn("provider refused call", "call_id", c.ID, "provider", p.Provider, "err", err)
 		ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonProviderFailed})
 		if terr != nil {

@@ -140,9 +140,29 @@ func (r *Runtime) get(orgID, callID string) (*run, error) {
 	rn := r.live[callID]
 	r.mu.Unlock()
 	if rn == nil || rn.call.OrgID != orgID {
-		return nil, apperr.New(apperr.NotFound, "call %s is not live on this node", callID)
+		// The API checked that the call is the caller's and live: it runs
+		// elsewhere (a web call's websocket session, another node).
+		return nil, apperr.Conflictf("call %s is not run by this node's call runtime", callID)
 	}
 	return rn, nil
+}
+
+// Say makes the assistant of live call callID say text now: with
+// interrupt it cuts short what the assistant is saying, else it follows
+// the turn under way. The text becomes an assistant turn of the transcript.
+func (r *Runtime) Say(ctx context.Context, orgID, callID, text string, interrupt bool) error {
+	rn, err := r.get(orgID, callID)
+	if err != nil {
+		return err
+	}
+	select {
+	case rn.in <- conversation.Input{Kind: conversation.Say, Text: text, Cut: interrupt}:
+		return nil
+	case <-rn.done:
+		return apperr.Conflictf("call %s has ended", callID)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Transfer hands live call callID to destination (cold). The line ends once
@@ -199,7 +219,9 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 		r.fail(ctx, log, rn, "brain", call.ReasonModelFailed, err)
 		return
 	}
-	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: r.cfg.Store, Ender: r.cfg.Ender, Log: log}
+	// The line is the conversation's Control: the built-in sendDTMF and
+	// transferCall tools and the flow nodes act on it.
+	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: r.cfg.Store, Ender: r.cfg.Ender, Log: log, Control: rn.line}
 	if rn.line.Format() == (audio.Format{}) {
 		r.converse(ctx, cfg, rn, textOutput{rn.line}, nil)
 		return
@@ -289,7 +311,7 @@ func (rx receiver) Audio(b []byte) {
 }
 
 func (rx receiver) DTMF(digit byte) {
-	rx.log.Info("caller pressed a key", "digit", string(digit))
+	rx.rn.send(conversation.Input{Kind: conversation.DTMF, Text: string(digit)})
 }
 
 func (rx receiver) Text(s string) {

@@ -259,3 +259,26 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 	var zero T
 	return zero
 }
+
+// TestSay: live control makes the assistant say a sentence; the far end
+// hears it as an assistant turn and the transcript keeps it.
+func TestSay(t *testing.T) {
+	st := &fakeStore{a: flowAssistant(t)}
+	r, _ := newRuntime(t, st)
+	line := newTextLine()
+	r.Start(phoneCall, line)
+	recv(t, line.heard)
+	if err := r.Say(t.Context(), "org_2", phoneCall.ID, "Hello", false); err == nil {
+		t.Error("another organization made the assistant speak")
+	}
+	if err := r.Say(t.Context(), "org_1", phoneCall.ID, "Your order has shipped.", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, line.heard); got != "Your order has shipped." {
+		t.Errorf("far end heard %q", got)
+	}
+	waitFor(t, func() bool {
+		tr := st.transcript()
+		return len(tr) == 2 && tr[1].Text == "Your order has shipped." && tr[1].Role == call.RoleAssistant
+	})
+}

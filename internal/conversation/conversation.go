@@ -8,6 +8,7 @@
 package conversation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,6 +122,11 @@ const (
 	// keypad entries (see Keypad); like a caller turn, a key cuts short
 	// what the assistant is saying.
 	DTMF
+	// Say: live control (POST /v1/calls/{id}/say) makes the assistant say
+	// Text now, as an assistant turn the brain is told of. With Cut it
+	// cuts short what the assistant is saying; without, it waits for the
+	// turn under way to finish.
+	Say
 )
 
 // Input is one event from the transport. Closing the input channel means
@@ -132,8 +138,11 @@ type Input struct {
 	TurnID string
 	// Breakdown is the turn's latency breakdown (Played, Interrupt).
 	Breakdown *call.Breakdown
-	// Reason is a Fail input's endedReason.
+	// Reason is a Fail input's endedReason, and a Hangup's when the line
+	// ended for a reason of its own (empty: customer-ended-call).
 	Reason string
+	// Cut: a Say input interrupts the assistant's turn under way.
+	Cut bool
 }
 
 // Ender ends the call record (callctl.Service does, through the state machine).
@@ -275,12 +284,25 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 			}
 		}
 		if !ok || ev.Kind == Hangup {
-			return r.end(call.Completed, call.ReasonCustomerEnded)
+			// A line that ended on its own says how (a transfer the
+			// far side carried out); otherwise the caller hung up.
+			return r.end(call.Completed, cmp.Or(ev.Reason, call.ReasonCustomerEnded))
 		}
 		switch ev.Kind {
 		case Fail:
 			return r.end(call.Failed, ev.Reason)
 		case Activity:
+			resetTimer(r.silence, r.silenceAfter)
+			continue
+		case Say:
+			if text := strings.TrimSpace(ev.Text); text != "" {
+				if heard := r.say(ctx, text); heard != "" {
+					r.cfg.Brain.Said(heard)
+				}
+			}
+			if r.expired {
+				return r.end(call.Completed, call.ReasonMaxDuration)
+			}
 			resetTimer(r.silence, r.silenceAfter)
 			continue
 		case DTMF:
@@ -393,6 +415,9 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 				switch {
 				case ev.Kind == Activity, ev.Kind == Played, ev.Kind == Interrupt && ev.TurnID != turnID:
 					continue // nothing to do with this reply
+				case ev.Kind == Say && !ev.Cut:
+					r.queue = append(r.queue, ev) // said once this reply is
+					continue
 				}
 				cancel()
 				res = <-done
@@ -529,6 +554,12 @@ func (r *runner) spoken(ctx context.Context, turnID, text string, cutBy *Input) 
 				if ev.TurnID == turnID {
 					return ev.Text, true, ev.Breakdown
 				}
+			case Say:
+				if !ev.Cut {
+					r.queue = append(r.queue, ev) // said once this turn is
+					continue
+				}
+				return cut(&ev)
 			default: // the caller typed, pressed a key or hung up, or the voice path failed
 				return cut(&ev)
 			}

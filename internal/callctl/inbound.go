@@ -1,0 +1,69 @@
+package callctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/id"
+	"switchboard/internal/phone"
+	"switchboard/internal/telephony"
+)
+
+// Admit decides an inbound call (the providers' telephony.Admitter): the
+// dialed number must be purchased on a connection of the provider, the
+// call must come from one of that connection's inbound sources, and the
+// number must have an inbound assistant. A refusal wraps ErrUnknownNumber,
+// ErrSourceRefused or ErrNoInboundAgent and stores nothing; an admitted call
+// is stored queued, direction inbound, and its id returned: the provider's
+// Answered event (with the line) starts it.
+func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, error) {
+	num, err := phone.NormalizeE164(in.To)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q is not a number", telephony.ErrUnknownNumber, in.To)
+	}
+	p, conn, err := s.store.FindInboundNumber(ctx, in.Provider, num)
+	if apperr.Is(err, apperr.NotFound) {
+		return "", fmt.Errorf("%w: %s", telephony.ErrUnknownNumber, num)
+	}
+	if err != nil {
+		return "", errors.Join(telephony.ErrUnavailable, err)
+	}
+	ok, err := conn.SIP.AllowsSource(ctx, in.Source, lookupHost)
+	if err != nil {
+		s.log.Warn("the inbound sources of a connection could not be resolved", "connection_id", conn.ID, "err", err)
+	}
+	if !ok {
+		return "", fmt.Errorf("%w: %s for %s", telephony.ErrSourceRefused, in.Source, num)
+	}
+	if p.InboundAssistantID == "" {
+		return "", fmt.Errorf("%w: %s", telephony.ErrNoInboundAgent, num)
+	}
+	now := s.now().UTC()
+	from := in.From
+	if n, err := phone.NormalizeE164(from); err == nil {
+		from = n
+	} else if len(from) > 128 {
+		from = strings.ToValidUTF8(from[:128], "") // the peer's caller id: kept, bounded
+	}
+	c := call.Call{
+		ID: id.New(id.Call), OrgID: p.OrgID, Type: call.Phone, Status: call.Queued, Direction: call.Inbound,
+		AssistantID: p.InboundAssistantID, PurchaseID: p.ID, From: from, To: num, Provider: in.Provider,
+		ProviderCallID: in.ProviderCallID, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.store.CreateCall(ctx, c); err != nil {
+		return "", errors.Join(telephony.ErrUnavailable, err)
+	}
+	return c.ID, nil
+}
+
+// lookupHost resolves a trunk's host name to its addresses (inbound
+// sources default to them).
+func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
