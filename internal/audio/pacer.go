@@ -61,8 +61,13 @@ func (t systemTimer) C() <-chan time.Time { return t.Timer.C }
 // never accumulate into drift. When the queue runs dry the spurt ends; the
 // next frame pushed starts a new one at once.
 //
-// Push, Clear, Played, Stats and Jitter are safe to call from any goroutine
-// while one goroutine, owned by the caller, runs Run.
+// Pause holds the queue where it is (the caller started to speak: the
+// assistant falls silent at once but keeps its place) and Resume carries on
+// from the next frame, as a new spurt; Clear drops the queue (the caller
+// did interrupt).
+//
+// Push, Clear, Pause, Resume, Played, Stats and Jitter are safe to call
+// from any goroutine while one goroutine, owned by the caller, runs Run.
 type Pacer struct {
 	send    func([]byte) error
 	clock   Clock
@@ -73,8 +78,10 @@ type Pacer struct {
 	mu      sync.Mutex
 	q       [][]byte // ring buffer of len capacity
 	head, n int
+	paused  bool
 	dropped uint64
 	cleared uint64
+	pauses  uint64
 	resyncs uint64
 	maxLate time.Duration
 	hist    latencyHist
@@ -86,6 +93,7 @@ type PacerStats struct {
 	Sent        uint64        // frames send accepted
 	Dropped     uint64        // oldest frames discarded because the queue was full
 	Cleared     uint64        // frames discarded by Clear (barge-in)
+	Pauses      uint64        // times Pause held the queue
 	Queued      int           // frames waiting now
 	Resyncs     uint64        // times the schedule restarted after falling MaxPacerLag behind
 	MaxLateness time.Duration // worst send time behind the ideal schedule
@@ -146,6 +154,45 @@ func (p *Pacer) Clear() int {
 	return n
 }
 
+// Pause stops sending: nothing queued is sent after it returns, but at most
+// the one frame already inside send, until Resume. The queue keeps its
+// frames (Push still adds, and drops oldest when full). It reports false
+// when the Pacer was already paused.
+func (p *Pacer) Pause() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused {
+		return false
+	}
+	p.paused = true
+	p.pauses++
+	return true
+}
+
+// Resume sends again from the oldest queued frame, at once, as a new spurt
+// (no burst to catch up on the paused time). It reports false when the
+// Pacer was not paused.
+func (p *Pacer) Resume() bool {
+	p.mu.Lock()
+	was := p.paused
+	p.paused = false
+	p.mu.Unlock()
+	if was {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+	return was
+}
+
+// Paused reports whether the Pacer is paused.
+func (p *Pacer) Paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
 // Played is how much audio send has accepted, FrameDuration per frame; after
 // barge-in it tells how much of the turn the caller can have heard (dropped
 // and cleared frames are not counted).
@@ -161,6 +208,7 @@ func (p *Pacer) Stats() PacerStats {
 		Sent:        p.sent.Load(),
 		Dropped:     p.dropped,
 		Cleared:     p.cleared,
+		Pauses:      p.pauses,
 		Queued:      p.n,
 		Resyncs:     p.resyncs,
 		MaxLateness: p.maxLate,
@@ -205,7 +253,7 @@ func (p *Pacer) Run(ctx context.Context) error {
 			return err
 		}
 		if !active {
-			if p.queued() == 0 {
+			if !p.ready() {
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
@@ -227,7 +275,7 @@ func (p *Pacer) Run(ctx context.Context) error {
 		now := p.clock.Now()
 		frame, ok := p.pop(max(now.Sub(due), 0))
 		if !ok {
-			active = false // ran dry: the spurt is over
+			active = false // ran dry or paused: the spurt is over
 			continue
 		}
 		if now.Sub(due) > MaxPacerLag {
@@ -244,18 +292,20 @@ func (p *Pacer) Run(ctx context.Context) error {
 	}
 }
 
-func (p *Pacer) queued() int {
+// ready reports whether a frame may be sent: one is queued and the Pacer
+// is not paused.
+func (p *Pacer) ready() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.n
+	return p.n > 0 && !p.paused
 }
 
-// pop takes the oldest frame and, if there is one, records that it leaves
-// late behind schedule.
+// pop takes the oldest frame unless the Pacer is paused and, if there is
+// one, records that it leaves late behind schedule.
 func (p *Pacer) pop(late time.Duration) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n == 0 {
+	if p.n == 0 || p.paused {
 		return nil, false
 	}
 	f := p.q[p.head]

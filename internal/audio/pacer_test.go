@@ -262,6 +262,102 @@ func TestPacerClearMidSend(t *testing.T) {
 	})
 }
 
+// TestPacerPauseResume: Pause stops the audio at once and keeps its place;
+// Resume carries on from the next frame at once, with no burst for the
+// paused time; frames pushed meanwhile wait their turn.
+func TestPacerPauseResume(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSink()
+		p := NewPacer(16, s.send, nil)
+		for i := range 6 {
+			p.Push(frame(i))
+		}
+		stop := run(p)
+		time.Sleep(50 * time.Millisecond) // frames 0, 1, 2 sent at 0, 20, 40
+		if !p.Pause() || p.Pause() {
+			t.Errorf("Pacer.Pause twice = want true, then false")
+		}
+		p.Push(frame(6))
+		time.Sleep(200 * time.Millisecond)
+		if got := s.sent(); !slices.Equal(got, []byte{0, 1, 2}) {
+			t.Errorf("Pacer sent %v while paused, want only [0 1 2]", got)
+		}
+		if st := p.Stats(); st.Queued != 4 || st.Pauses != 1 || st.Cleared != 0 || !p.Paused() {
+			t.Errorf("Pacer.Stats while paused = %+v (Paused %v), want Queued 4, Pauses 1, Cleared 0, paused", st, p.Paused())
+		}
+		if got := p.Played(); got != 60*time.Millisecond {
+			t.Errorf("Pacer.Played while paused = %v, want 60ms", got)
+		}
+		if !p.Resume() || p.Resume() { // at 250 ms
+			t.Errorf("Pacer.Resume twice = want true, then false")
+		}
+		time.Sleep(200 * time.Millisecond)
+		stop()
+		if got := s.sent(); !slices.Equal(got, []byte{0, 1, 2, 3, 4, 5, 6}) {
+			t.Errorf("Pacer sent %v after Resume, want every frame in order", got)
+		}
+		if got, want := s.times(), ms(0, 20, 40, 250, 270, 290, 310); !slices.Equal(got, want) {
+			t.Errorf("Pacer send times = %v, want %v (resumed at 250 ms, then every 20 ms)", got, want)
+		}
+	})
+}
+
+// TestPacerPauseMidSend: Pause while a frame is inside send; only that
+// frame gets out, and the next one follows at Resume.
+func TestPacerPauseMidSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSink()
+		s.delay = func(int) time.Duration { return 15 * time.Millisecond }
+		p := NewPacer(16, s.send, nil)
+		for i := range 10 {
+			p.Push(frame(i))
+		}
+		stop := run(p)
+		time.Sleep(25 * time.Millisecond) // frame 1 is in send (20–35 ms)
+		p.Pause()
+		time.Sleep(time.Second)
+		if got := s.sent(); !slices.Equal(got, []byte{0, 1}) {
+			t.Errorf("Pacer sent %v after Pause during send, want [0 1]", got)
+		}
+		p.Resume()
+		synctest.Wait()
+		stop()
+		if got := s.sent(); len(got) != 3 || got[2] != 2 {
+			t.Errorf("Pacer sent %v after Resume, want frame 2 next", got)
+		}
+	})
+}
+
+// TestPacerClearWhilePaused: a paused turn that is then cut drops its
+// queue; after Resume the next turn's audio starts at once.
+func TestPacerClearWhilePaused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSink()
+		p := NewPacer(16, s.send, nil)
+		for i := range 10 {
+			p.Push(frame(i))
+		}
+		stop := run(p)
+		time.Sleep(30 * time.Millisecond) // frames 0, 1
+		p.Pause()
+		time.Sleep(100 * time.Millisecond)
+		if n := p.Clear(); n != 8 {
+			t.Errorf("Pacer.Clear while paused = %d, want 8", n)
+		}
+		p.Resume()
+		time.Sleep(100 * time.Millisecond)
+		p.Push(frame(20)) // at 230 ms
+		synctest.Wait()
+		stop()
+		if got, want := s.sent(), []byte{0, 1, 20}; !slices.Equal(got, want) {
+			t.Errorf("Pacer sent %v, want %v", got, want)
+		}
+		if got := s.times(); got[2] != 230*time.Millisecond {
+			t.Errorf("the next turn's first frame went at %v, want 230ms", got[2])
+		}
+	})
+}
+
 // TestPacerSpurts: an idle Pacer sends a new frame at once; a frame pushed
 // while the previous one is still playing waits for its slot.
 func TestPacerSpurts(t *testing.T) {

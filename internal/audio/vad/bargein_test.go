@@ -7,6 +7,8 @@ import (
 )
 
 func TestBargeInObserve(t *testing.T) {
+	gap := strings.Repeat(".", BargeInGapMs/20)    // the longest gap inside a run
+	long := strings.Repeat(".", BargeInGapMs/20+1) // a gap that ends the run
 	tests := []struct {
 		name    string
 		minMs   int
@@ -14,12 +16,17 @@ func TestBargeInObserve(t *testing.T) {
 		want    []int  // frames at which Observe decides
 	}{
 		{"default 300 ms: decides on the 15th frame", 0, strings.Repeat("#", 30), []int{14}},
-		{"shorter than MinSpeech", 0, strings.Repeat("#", 14) + "." + strings.Repeat("#", 14), nil},
-		{"a gap starts the count over", 0, strings.Repeat("#", 10) + "." + strings.Repeat("#", 15), []int{25}},
-		{"once per run", 0, strings.Repeat("#", 20) + ".." + strings.Repeat("#", 20), []int{14, 36}},
+		{"shorter than MinSpeech", 0, strings.Repeat("#", 14) + long + strings.Repeat("#", 14), nil},
+		{"a gap longer than BargeInGapMs starts the count over", 0, strings.Repeat("#", 10) + long + strings.Repeat("#", 15), []int{10 + len(long) + 14}},
+		{"one unvoiced frame does not start it over, and counts", 0, strings.Repeat("#", 10) + "." + strings.Repeat("#", 15), []int{14}},
+		{"plosives and pauses between words are bridged", 0, "####" + gap + "###.##..###" + gap + "##", []int{14}},
+		{"sparse speech: one voiced frame in each gap's length", 0, strings.Repeat("#"+gap, 4) + "#", []int{3 * (len(gap) + 1)}},
+		{"the run never ends in the gap after it", 0, strings.Repeat("#", 10) + strings.Repeat(".", 20), nil},
+		{"once per run", 0, strings.Repeat("#", 20) + ".." + strings.Repeat("#", 20), []int{14}},
+		{"once per run, again after a long gap", 0, strings.Repeat("#", 20) + long + strings.Repeat("#", 20), []int{14, 20 + len(long) + 14}},
 		{"silence only", 0, strings.Repeat(".", 40), nil},
 		{"MinSpeechMs rounds up to frames", 110, "#######", []int{5}},
-		{"one frame", 20, ".#.##", []int{1, 3}},
+		{"one frame", 20, ".#" + long + "##", []int{1, 2 + len(long)}},
 		{"negative is the default", -5, strings.Repeat("#", 16), []int{14}},
 	}
 	for _, tt := range tests {
@@ -28,11 +35,30 @@ func TestBargeInObserve(t *testing.T) {
 		for i, c := range tt.pattern {
 			if b.Observe(c == '#') {
 				got = append(got, i)
+				if !b.Decided() {
+					t.Errorf("BargeIn.Observe over %q (%s) decided at frame %d but Decided() = false", tt.pattern, tt.name, i)
+				}
 			}
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("BargeIn{MinSpeechMs: %d}.Observe over %q (%s) decided at frames %v, want %v", tt.minMs, tt.pattern, tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestBargeInDecided: Decided holds from the decision through the gaps
+// inside the run, and ends with the run.
+func TestBargeInDecided(t *testing.T) {
+	var b BargeIn
+	frames := strings.Repeat("#", 15) + strings.Repeat(".", BargeInGapMs/20) + "#" + strings.Repeat(".", BargeInGapMs/20+1)
+	var got strings.Builder
+	for _, c := range frames {
+		b.Observe(c == '#')
+		got.WriteString(map[bool]string{true: "D", false: "-"}[b.Decided()])
+	}
+	want := strings.Repeat("-", 14) + strings.Repeat("D", 1+BargeInGapMs/20+1+BargeInGapMs/20) + "-"
+	if got.String() != want {
+		t.Errorf("BargeIn.Decided() over %q = %q, want %q", frames, got.String(), want)
 	}
 }
 
@@ -83,6 +109,7 @@ func TestIsBackchannel(t *testing.T) {
 		{"Got it.", true},
 		{"I see.", true},
 		{"Okay, got it.", true},
+		{"aha", true},
 		{"yeah yeah yeah", true},
 		{"Uh-huh, right, I see!", true},
 		{"  yes  ", true},
@@ -111,6 +138,64 @@ func TestIsBackchannel(t *testing.T) {
 	for _, tt := range tests {
 		if got := b.IsBackchannel(tt.text); got != tt.want {
 			t.Errorf("BargeIn.IsBackchannel(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestBargeInJudge(t *testing.T) {
+	tests := []struct {
+		text string
+		want Verdict
+	}{
+		{"", NoWords},
+		{"...", NoWords},
+		{"uh", NoWords},
+		{"Um, hmm.", NoWords},
+		{"oh", NoWords},
+		{"uh-huh", Backchannel},
+		{"aha", Backchannel},
+		{"Yeah.", Backchannel},
+		{"um yeah", Backchannel},
+		{"oh okay, got it", Backchannel},
+		{"mm hmm", Backchannel},
+		{"wait", Interruption},
+		{"huh?", Interruption}, // asks for a repeat
+		{"no", Interruption},
+		{"yeah but", Interruption},
+		{"uh wait", Interruption},
+		{"hold on I have a question", Interruption},
+		{"yes " + strings.Repeat("okay ", 30), Interruption}, // too long to be a backchannel
+	}
+	var b BargeIn
+	for _, tt := range tests {
+		if got := b.Judge(tt.text); got != tt.want {
+			t.Errorf("BargeIn.Judge(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestBargeInInterruptsEarly(t *testing.T) {
+	tests := []struct {
+		partial string
+		want    bool
+	}{
+		{"", false},
+		{"oh", false},
+		{"wait", false}, // one word: perhaps a misheard "uh-huh"; the final decides
+		{"you", false},
+		{"yeah yeah okay", false},
+		{"oh oh", false},
+		{"uh yeah wait", false},
+		{"wait stop", true},
+		{"way to ah", true},
+		{"oh oh have a", true},
+		{"I have a question", true},
+		{strings.Repeat("yeah ", 40), true}, // longer than any backchannel
+	}
+	var b BargeIn
+	for _, tt := range tests {
+		if got := b.InterruptsEarly(tt.partial); got != tt.want {
+			t.Errorf("BargeIn.InterruptsEarly(%q) = %v, want %v", tt.partial, got, tt.want)
 		}
 	}
 }
