@@ -38,13 +38,15 @@ type listener struct {
 	down    *audio.Resampler // pipeline rate → sttHz, when they differ
 	waiting []*measurement   // utterances finished, awaiting their final transcript
 
-	lastVoiced   time.Time // arrival of the last voiced frame
-	downBuf      []int16   // write's downsampled frame; STT streams do not keep it
-	partial      string    // the utterance's latest partial transcript
-	shown        bool      // partials of the utterance went to the client
-	bargePending bool      // enough speech over the assistant; waiting for words
-	wasPlaying   bool
-	held         []heldText // finals kept until the assistant finishes (barge-in disabled)
+	lastVoiced time.Time // arrival of the last voiced frame
+	downBuf    []int16   // write's downsampled frame; STT streams do not keep it
+	partial    string    // the utterance's latest partial transcript
+	shown      bool      // partials of the utterance went to the client
+	// paused is the assistant turn paused for the caller's speech, waiting
+	// for the words that decide: cut it or resume it.
+	paused     *turn
+	wasPlaying bool
+	held       []heldText // finals kept until the assistant finishes (barge-in disabled)
 }
 
 type heldText struct {
@@ -130,19 +132,25 @@ func (l *listener) frame(f frame) {
 		}
 	}
 
-	// Barge-in: speech over the assistant's audio, long enough, with words
-	// that are not a backchannel.
+	// Barge-in, first step: caller speech over the assistant's audio for
+	// BargeIn.MinSpeechMs pauses it in this frame. The words decide the
+	// rest (transcript).
 	playing := p.Speaking()
+	if l.paused != nil && !p.isPaused(l.paused) {
+		l.paused = nil // cut meanwhile by the engine (typed text, a hang-up)
+	}
 	if playing && !p.cfg.BargeInDisabled {
 		if !l.wasPlaying {
 			l.barge.Reset()
-			l.bargePending = false
 		}
-		if l.barge.Observe(voiced) {
-			l.bargePending = true
-		}
-		if l.bargePending && l.interrupts(l.partial) {
-			l.bargeIn()
+		l.barge.Observe(voiced)
+		switch {
+		case l.paused == nil && l.barge.Decided() && l.ep.Speaking():
+			l.pause()
+		case l.paused != nil && !l.ep.Speaking() && len(l.waiting) == 0:
+			// The speech is over and no transcript is to come: nothing
+			// was said after all.
+			l.resume(vad.NoWords)
 		}
 	}
 	l.wasPlaying = playing
@@ -171,18 +179,42 @@ func (l *listener) applyHints() {
 	}
 }
 
-// interrupts reports whether the caller's words so far are a real
-// interruption (not nothing, not a backchannel).
-func (l *listener) interrupts(text string) bool {
-	return strings.TrimSpace(text) != "" && !l.barge.IsBackchannel(text)
+// pause holds the assistant's audio while the caller speaks; when the
+// words so far already interrupt, the turn is cut at once.
+func (l *listener) pause() {
+	p := l.p
+	p.mu.Lock()
+	t := p.playing
+	p.mu.Unlock()
+	if t == nil || !p.pause(t) {
+		return
+	}
+	l.paused = t
+	p.log.Debug("caller speaking over the assistant: paused", "turn_id", t.id)
+	if l.barge.InterruptsEarly(l.partial) {
+		l.bargeIn()
+	}
+}
+
+// resume carries on with the paused turn: the caller's speech was v (no
+// words, or a backchannel). The next run of speech must again last
+// BargeIn.MinSpeechMs to pause it.
+func (l *listener) resume(v vad.Verdict) {
+	t := l.paused
+	l.paused = nil
+	l.barge.Reset()
+	if t != nil && l.p.resume(t) {
+		l.p.log.Debug("the caller's speech was no interruption: resumed", "turn_id", t.id, "verdict", v)
+	}
 }
 
 // bargeIn cuts the assistant's turn now: the pacer is cleared and
 // assistant.audio.clear sent in this frame, and the engine is told what
-// was heard (it cancels the reply if it is still being written).
+// was heard (it cancels the reply if it is still being written). A paused
+// turn was heard up to its pause.
 func (l *listener) bargeIn() {
 	p := l.p
-	l.bargePending = false
+	l.paused = nil
 	p.mu.Lock()
 	t := p.playing
 	p.mu.Unlock()
@@ -206,7 +238,7 @@ func (l *listener) transcript(tr speech.Transcript) {
 		l.shown = true
 		p.out.Transcript(call.RoleUser, tr.Text, "", false)
 		l.ep.SetSentenceEnded(endsSentence(tr.Text))
-		if l.bargePending && p.Speaking() && l.interrupts(tr.Text) {
+		if l.paused != nil && l.barge.InterruptsEarly(tr.Text) {
 			l.bargeIn()
 		}
 		return
@@ -229,17 +261,23 @@ func (l *listener) transcript(tr speech.Transcript) {
 	}
 	defer func() { l.shown = false }()
 	text := strings.TrimSpace(tr.Text)
-	if text == "" {
-		withdraw() // noise
-		return
-	}
 	p.mu.Lock()
 	busy := p.playing != nil
 	p.mu.Unlock()
+	if !busy && text == "" {
+		withdraw() // noise
+		return
+	}
 	if busy {
-		if l.barge.IsBackchannel(text) {
-			p.log.Debug("backchannel over the assistant; ignored", "text", text)
+		// Barge-in, second step: words over the assistant's audio cut
+		// it; nothing, hesitations or a backchannel let it go on (resume
+		// it if it paused, once the caller is done).
+		if v := l.barge.Judge(text); v != vad.Interruption {
+			p.log.Debug("no interruption over the assistant; ignored", "text", text, "verdict", v)
 			withdraw()
+			if l.paused != nil && !l.ep.Speaking() && len(l.waiting) == 0 {
+				l.resume(v)
+			}
 			return
 		}
 		if p.cfg.BargeInDisabled {

@@ -29,6 +29,10 @@ type turn struct {
 	textDone  bool
 	ended     bool // its last frame went out: played in full
 	cut       bool
+	// paused: its audio is held for the caller's speech (since pausedAt)
+	// until the words decide: resume or cut.
+	paused   bool
+	pausedAt time.Time
 
 	measure    *measurement // the caller's utterance it answers, if any
 	firstDelta time.Time
@@ -133,6 +137,11 @@ func (t *turn) isStopped() bool {
 
 // forgetLocked drops a finished turn's state.
 func (p *Pipeline) forgetLocked(t *turn) {
+	if t.paused { // never left holding the pacer
+		t.paused = false
+		p.pacer.Clear()
+		p.pacer.Resume()
+	}
 	t.stopLocked()
 	delete(p.turns, t.id)
 	delete(p.byIdx, t.idx)
@@ -145,11 +154,15 @@ func (p *Pipeline) forgetLocked(t *turn) {
 // went out, and of the sentence under way the share of its words that its
 // played audio covers. Played audio is what the transport took, or less
 // when the client's playback.mark says it has played less (plus the time
-// since that mark).
+// since that mark, up to a pause: a paused client plays nothing).
 func (p *Pipeline) heardLocked(t *turn) (heard string, playedMs int64) {
 	playedMs = int64(t.sent) * audio.FrameDuration.Milliseconds()
 	if !t.markAt.IsZero() {
-		playedMs = min(playedMs, t.markMs+p.cfg.Now().Sub(t.markAt).Milliseconds())
+		until := p.cfg.Now()
+		if t.paused {
+			until = t.pausedAt
+		}
+		playedMs = min(playedMs, t.markMs+max(until.Sub(t.markAt), 0).Milliseconds())
 	}
 	frames := float64(playedMs) / float64(audio.FrameDuration.Milliseconds())
 	perWord := float64(framesPerWord)
@@ -271,7 +284,8 @@ func (p *Pipeline) Cut(turnID, shown string) (string, *call.Breakdown) {
 
 // cutLocked stops t: its synthesis, and its audio in the pacer. clear
 // reports that some of it had gone out, so the client must drop what it
-// still buffers (assistant.audio.clear).
+// still buffers (assistant.audio.clear). A paused turn's heard text is
+// what was sent before the pause.
 func (p *Pipeline) cutLocked(t *turn) (heard string, playedMs int64, clear bool) {
 	heard, playedMs = p.heardLocked(t)
 	if t.ended {
@@ -284,7 +298,67 @@ func (p *Pipeline) cutLocked(t *turn) (heard string, playedMs int64, clear bool)
 		p.pacer.Clear()
 		p.playing = nil
 	}
+	if t.paused { // the pacer is free for the next turn
+		t.paused = false
+		p.pacer.Resume()
+	}
 	return heard, playedMs, clear
+}
+
+// pause holds t's audio for the caller's speech: nothing more of it is
+// sent (but a frame already on its way) until resume or a cut. It reports
+// false when t is not the turn sounding (it ended, was cut, or is paused).
+func (p *Pipeline) pause(t *turn) bool {
+	p.mu.Lock()
+	if p.playing != t || t.cut || t.ended || t.paused {
+		p.mu.Unlock()
+		return false
+	}
+	p.pacer.Pause()
+	t.paused, t.pausedAt = true, p.cfg.Now()
+	sentMs := int64(t.sent) * audio.FrameDuration.Milliseconds()
+	p.mu.Unlock()
+	p.pauses.Add(1)
+	if ps, ok := p.out.(Pauser); ok {
+		ps.AudioPause(t.id, sentMs)
+	}
+	return true
+}
+
+// resume carries on with t's audio where it paused. It reports false
+// when t is no longer paused (it was cut meanwhile).
+func (p *Pipeline) resume(t *turn) bool {
+	p.mu.Lock()
+	if !t.paused || t.cut {
+		p.mu.Unlock()
+		return false
+	}
+	now := p.cfg.Now()
+	t.paused = false
+	// A paused client played nothing: the time since the last mark
+	// counts from the resume (or, for a mark before the pause, less the
+	// pause).
+	switch {
+	case t.markAt.IsZero():
+	case t.markAt.Before(t.pausedAt):
+		t.markAt = t.markAt.Add(now.Sub(t.pausedAt))
+	default:
+		t.markAt = now
+	}
+	p.pacer.Resume()
+	sentMs := int64(t.sent) * audio.FrameDuration.Milliseconds()
+	p.mu.Unlock()
+	if ps, ok := p.out.(Pauser); ok {
+		ps.AudioResume(t.id, sentMs)
+	}
+	return true
+}
+
+// isPaused reports whether t is paused.
+func (p *Pipeline) isPaused(t *turn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return t.paused
 }
 
 // TurnDone forwards the finished turn and forgets its audio state.

@@ -53,6 +53,19 @@ type Output interface {
 	Audio(frame []byte) error
 }
 
+// Pauser is an Output that is told when the assistant's audio pauses for
+// the caller's speech and when it resumes (the web gateway sends
+// assistant.audio.pause and assistant.audio.resume), so that a client that
+// buffers audio stops playing it at once too. playedMs is how much of the
+// turn's audio had been sent. The pipeline stops sending frames either
+// way; an Output without it (a phone line, where nothing is buffered past
+// the pacer) needs nothing more. A pause ends in AudioResume or in
+// AudioClear (the turn was cut).
+type Pauser interface {
+	AudioPause(turnID string, playedMs int64)
+	AudioResume(turnID string, playedMs int64)
+}
+
 // Config is one call's pipeline.
 type Config struct {
 	// In and Out are the transport's audio formats.
@@ -132,6 +145,7 @@ type Pipeline struct {
 
 	dropped  atomic.Uint64 // caller frames dropped because listen fell behind
 	bargeIns atomic.Uint64
+	pauses   atomic.Uint64
 	// decDropped is the decoder's own drop count, published by Write.
 	decDropped atomic.Uint64
 	running    atomic.Bool
@@ -240,12 +254,16 @@ func (p *Pipeline) Write(b []byte) error {
 type Stats struct {
 	DroppedIn uint64 // caller frames dropped (decoder backlog + listen behind)
 	BargeIns  uint64 // times the caller interrupted the assistant's audio
-	Pacer     audio.PacerStats
+	// Pauses is how many times the assistant's audio paused for the
+	// caller's speech; each ended in a resume (a backchannel, noise) or in
+	// one of the BargeIns.
+	Pauses uint64
+	Pacer  audio.PacerStats
 }
 
 // Stats returns the call's audio counters.
 func (p *Pipeline) Stats() Stats {
-	return Stats{DroppedIn: p.dropped.Load() + p.decDropped.Load(), BargeIns: p.bargeIns.Load(), Pacer: p.pacer.Stats()}
+	return Stats{DroppedIn: p.dropped.Load() + p.decDropped.Load(), BargeIns: p.bargeIns.Load(), Pauses: p.pauses.Load(), Pacer: p.pacer.Stats()}
 }
 
 // Jitter is the outbound frames' lateness against their real-time

@@ -155,10 +155,11 @@ func askStory(c *testCall, talk time.Duration) {
 }
 
 // TestBargeIn: the caller talks over the assistant for longer than
-// BargeIn.MinSpeechMs with real words: the audio is cleared at once, at
-// most one frame in flight follows the clear, the turn is stored
-// interrupted with the words the caller heard, the brain's history is
-// truncated to them, and the caller's words are answered.
+// BargeIn.MinSpeechMs with real words: the audio pauses at once and is
+// cleared when the words come (bargein_test.go times each step), at most
+// one frame in flight follows the clear, the turn is stored interrupted
+// with the words the caller heard, the brain's history is truncated to
+// them, and the caller's words are answered.
 func TestBargeIn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := startCall(t, bargeInSetup(voicetest.Utterance{Partial: "wait", Final: "wait stop please"}, false))
@@ -169,8 +170,9 @@ func TestBargeIn(t *testing.T) {
 		c.hangup()
 		c.end(10 * time.Second)
 
-		// MinSpeechMs is 10 frames: the cut comes within them of the caller's
-		// first voiced frame, 300 ms into the story (+ up to a frame each way).
+		// MinSpeechMs is 10 frames: the audio stops within them of the
+		// caller's first voiced frame, 300 ms into the story (+ up to a frame
+		// each way), and the clear says so.
 		if clr.PlayedMs < 300 || clr.PlayedMs > 300+200+40 {
 			t.Errorf("audio.clear after %d ms of the story, want 300–540", clr.PlayedMs)
 		}

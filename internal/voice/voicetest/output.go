@@ -14,7 +14,7 @@ import (
 // Event is one thing the pipeline told the transport.
 type Event struct {
 	At   time.Time
-	Kind string // "speech.started", "speech.stopped", "delta", "transcript", "audio.start", "audio.done", "audio.clear", "turn.done", "ended"
+	Kind string // "speech.started", "speech.stopped", "delta", "transcript", "audio.start", "audio.done", "audio.clear", "audio.pause", "audio.resume", "turn.done", "ended"
 	// TurnID of the assistant turn, when the event has one.
 	TurnID string
 	// Text: delta, transcript and turn.done text; ended: the reason.
@@ -23,7 +23,7 @@ type Event struct {
 	Role string
 	// Flag: a transcript's final, a turn.done's interrupted.
 	Flag bool
-	// PlayedMs of an audio.clear.
+	// PlayedMs of an audio.clear, .pause or .resume.
 	PlayedMs int64
 }
 
@@ -33,8 +33,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("transcript %s %q final=%v", e.Role, e.Text, e.Flag)
 	case "turn.done":
 		return fmt.Sprintf("turn.done %s %q interrupted=%v", e.TurnID, e.Text, e.Flag)
-	case "audio.clear":
-		return fmt.Sprintf("audio.clear %s %dms", e.TurnID, e.PlayedMs)
+	case "audio.clear", "audio.pause", "audio.resume":
+		return fmt.Sprintf("%s %s %dms", e.Kind, e.TurnID, e.PlayedMs)
 	case "ended":
 		return "ended " + e.Text
 	case "delta":
@@ -50,6 +50,12 @@ type TurnAudio struct {
 	Bytes      int
 	AfterClear int // frames sent after its audio.clear
 	Cleared    bool
+	// Pauses counts its audio.pause events; WhilePaused the frames sent
+	// between a pause and the resume or clear that ended it.
+	Pauses, WhilePaused int
+	paused              bool
+	// First and Last are when its first and last frames went out.
+	First, Last time.Time
 }
 
 // Output records what the pipeline sends a transport (voice.Output): its
@@ -121,9 +127,30 @@ func (o *Output) AudioClear(turnID string, playedMs int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if a := o.audio[turnID]; a != nil {
-		a.Cleared = true
+		a.Cleared, a.paused = true, false
 	}
 	o.addLocked(Event{Kind: "audio.clear", TurnID: turnID, PlayedMs: playedMs})
+}
+
+// AudioPause implements voice.Pauser.
+func (o *Output) AudioPause(turnID string, playedMs int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if a := o.audio[turnID]; a != nil {
+		a.Pauses++
+		a.paused = true
+	}
+	o.addLocked(Event{Kind: "audio.pause", TurnID: turnID, PlayedMs: playedMs})
+}
+
+// AudioResume implements voice.Pauser.
+func (o *Output) AudioResume(turnID string, playedMs int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if a := o.audio[turnID]; a != nil {
+		a.paused = false
+	}
+	o.addLocked(Event{Kind: "audio.resume", TurnID: turnID, PlayedMs: playedMs})
 }
 
 // Audio counts one frame against the turn whose audio started last.
@@ -144,11 +171,18 @@ func (o *Output) Audio(frame []byte) error {
 	}
 	a.Frames++
 	a.Bytes += len(frame)
+	a.Last = time.Now()
+	if a.Frames == 1 {
+		a.First = a.Last
+	}
 	if loud {
 		a.Loud++
 	}
 	if a.Cleared {
 		a.AfterClear++
+	}
+	if a.paused {
+		a.WhilePaused++
 	}
 	return nil
 }
