@@ -60,7 +60,11 @@ type TranscribeStream interface {
 	// stream stays open for the next utterance.
 	Finish() error
 	// Results delivers partial and final transcripts; it is closed when
-	// the stream ends (Close, an error, or the context).
+	// the stream ends (Close, an error, or the context). Partials should
+	// come while the utterance is still being written, every few hundred
+	// milliseconds at most: the pipeline decides on them whether the
+	// caller talking over the assistant interrupts it, without waiting
+	// for the caller to finish.
 	Results() <-chan Transcript
 	// Err is why Results closed, nil after Close.
 	Err() error

@@ -17,8 +17,9 @@
 // Streams: PCM16 at 8000 or 16000 Hz (8 kHz is upsampled here to the
 // model's 16 kHz). Write only queues (10 s at most; the oldest audio goes
 // first); one goroutine per stream decodes in 20 ms chunks, sends a
-// partial every ~200 ms of audio when the hypothesis changed, and a final
-// for every Finish (and after 60 s without one). A stream borrows a
+// partial every ~100 ms of audio when the hypothesis changed (while the
+// caller is still speaking: the pipeline pauses and cuts the assistant on
+// them), and a final for every Finish (and after 60 s without one). A stream borrows a
 // decoder from the transcriber's pool for each utterance and returns it
 // at Finish or Close. Beyond speech.TranscribeStream, streams implement
 // speech.Hinter (SetHints changes the grammar from the next utterance on)

@@ -16,9 +16,12 @@ const (
 	decodeRate = 16000
 	// chunkSamples is what one ps_process_raw call decodes: 20 ms.
 	chunkSamples = decodeRate / 50
-	// partialSamples is how much audio passes between partial results:
-	// 200 ms, so ~5 a second in real time.
-	partialSamples = decodeRate / 5
+	// partialSamples is how much audio passes between looks at the
+	// hypothesis while an utterance is being decoded: 100 ms. A partial
+	// result goes out when it changed, so at most 10 a second in real
+	// time; the pipeline decides a barge-in on them (and shows them as
+	// live captions) without waiting for the caller to finish.
+	partialSamples = decodeRate / 10
 	// maxQueued bounds the audio waiting for the decoder: 10 s. The
 	// decoder runs 4–5× faster than real time, so only a wait for a
 	// free decoder (or a starved CPU) fills it; then the oldest goes.

@@ -64,6 +64,32 @@ func nextFinal(t *testing.T, s speech.TranscribeStream) (speech.Transcript, []sp
 	}
 }
 
+// TestStreamPartialsWhileSpeaking: partial results come while the
+// utterance is still being written, every 100 ms of its audio, before
+// any Finish: what lets the pipeline decide a barge-in early.
+func TestStreamPartialsWhileSpeaking(t *testing.T) {
+	b := setupFake(t, 1)
+	for _, rate := range []int{16000, 8000} {
+		s, err := b.tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: rate})
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		writeSilence(t, s, rate, 0.5) // no Finish
+		for i := 1; i <= 4; i++ {
+			select {
+			case r := <-s.Results():
+				// The fake's hypothesis is the samples decoded, at 16 kHz.
+				if want := fmt.Sprintf("lm n=%d", 1600*i); r.Final || !strings.HasPrefix(r.Text, want+" ") {
+					t.Errorf("%d Hz: result %d = %+v, want the partial %q", rate, i, r, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("%d Hz: %d partials within 5 s of writing 500 ms of an utterance, want 4 before its Finish", rate, i-1)
+			}
+		}
+		s.Close()
+	}
+}
+
 // noLeak fails the test if goroutines started after before are still
 // running shortly after.
 func noLeak(t *testing.T, before int) {
@@ -105,8 +131,8 @@ func TestStreamUtterances(t *testing.T) {
 	if want := fmt.Sprintf("lm n=16000 cmn=%.0f", cmnPrior16k[0]); final.Text != want || final.Confidence != 0.5 {
 		t.Errorf("first final = %+v, want %q (16000 samples, the 16 kHz prior) with confidence 0.5", final, want)
 	}
-	if len(partials) < 3 {
-		t.Errorf("first utterance gave %d partials, want ~5 (one per 200 ms)", len(partials))
+	if len(partials) != 10 {
+		t.Errorf("first utterance gave %d partials, want 10 (one per 100 ms, the fake's hypothesis changes with every chunk)", len(partials))
 	}
 	if st := b.tr.pool.stats(); st.Lent != 0 {
 		t.Errorf("pool after a finished utterance = %+v, want nothing lent", st)

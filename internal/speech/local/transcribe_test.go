@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -339,4 +340,84 @@ func TestTranscribeSetHints(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// TestTranscribePartialsWhileSpeaking: written in real time, as a call
+// writes it, an utterance gets partial hypotheses while the caller is
+// still speaking — the first within a few hundred milliseconds — so the
+// pipeline can pause and cut the assistant on them.
+func TestTranscribePartialsWhileSpeaking(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time; make test runs it")
+	}
+	tr := newTestTranscriber(t, 2)
+	synth := newProgramSynthesizer(t)
+	const text = "hold on I have a question about my bill"
+	// Both decoders loaded first (0.3 s each, more under -race), as on a
+	// server that has taken calls.
+	var warm []speech.TranscribeStream
+	for range 2 {
+		s, err := tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: 16000})
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		writeSilence(t, s, 16000, 0.1)
+		warm = append(warm, s)
+	}
+	waitLent(t, tr.pool, 2)
+	for _, s := range warm {
+		s.Close()
+	}
+	var wg sync.WaitGroup
+	for _, rate := range []int{16000, 8000} {
+		pcm := callAudio(t, synth, text, rate)
+		wg.Go(func() {
+			s, err := tr.Start(context.Background(), speech.TranscribeOptions{SampleRate: rate})
+			if err != nil {
+				t.Errorf("Start(%d Hz): %v", rate, err)
+				return
+			}
+			type result struct {
+				at time.Duration
+				r  speech.Transcript
+			}
+			start := time.Now()
+			got := make(chan []result, 1)
+			go func() {
+				var rs []result
+				for r := range s.Results() { // until Close
+					rs = append(rs, result{time.Since(start), r})
+				}
+				got <- rs
+			}()
+			frame := rate / 50
+			for i := 0; i < len(pcm); i += frame {
+				time.Sleep(time.Until(start.Add(time.Duration(i/frame) * 20 * time.Millisecond)))
+				if err := s.Write(pcm[i:min(i+frame, len(pcm))]); err != nil {
+					t.Errorf("Write: %v", err)
+				}
+			}
+			spoken := time.Since(start)
+			s.Close() // no Finish: only what came while the caller spoke
+			var partials []string
+			var first time.Duration
+			for _, r := range <-got {
+				if r.r.Final {
+					t.Errorf("%d Hz: a final %q without a Finish", rate, r.r.Text)
+				}
+				if r.r.Text != "" && first == 0 {
+					first = r.at
+				}
+				if r.at <= spoken {
+					partials = append(partials, fmt.Sprintf("%dms:%s", r.at.Milliseconds(), r.r.Text))
+				}
+			}
+			t.Logf("%d Hz: %d partials while %s of speech was written: %q", rate, len(partials), spoken.Round(time.Millisecond), partials)
+			if len(partials) < 3 || first == 0 || first > time.Second {
+				t.Errorf("%d Hz: %d partials, the first with words after %s, while the caller spoke %s; want several, the first within 1 s",
+					rate, len(partials), first, spoken)
+			}
+		})
+	}
+	wg.Wait()
 }
