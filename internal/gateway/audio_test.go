@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -75,6 +79,88 @@ func TestAudioSession(t *testing.T) {
 	if clear.TurnID != reply.TurnID || cut.TurnID != reply.TurnID || !cut.Interrupted {
 		t.Errorf("after typing over the reply: clear %+v, turn.done %+v; want %s cut", clear, cut, reply.TurnID)
 	}
+	cl.send(`{"type":"hangup"}`)
+	cl.expectEndSkipping(call.Completed, call.ReasonCustomerEnded, websocket.StatusNormalClosure)
+	b.waitLive(t, 0)
+}
+
+// micFrame is 20 ms of a caller's microphone at 16 kHz, little-endian:
+// faint line hiss, and with voice a buzzy 150 Hz voice-like sound (the
+// VAD's kind of speech), frame number k of a continuous signal.
+func micFrame(k int, voice bool) []byte {
+	out := make([]byte, 0, 640)
+	for i := range 320 {
+		t := float64(k*320+i) / 16000
+		v := 40 * math.Sin(2*math.Pi*3001*t)
+		if voice {
+			for h := 1.0; h < 20; h++ {
+				v += 4000 / h * math.Sin(2*math.Pi*150*h*t)
+			}
+		}
+		out = binary.LittleEndian.AppendUint16(out, uint16(int16(v)))
+	}
+	return out
+}
+
+// TestAudioPauseResume: the caller speaks over the assistant's first
+// message: the client gets assistant.audio.pause (no frames after it but
+// the one on its way), and, the words being only "uh-huh",
+// assistant.audio.resume with the same playedMs; the message then plays
+// out in full and is not interrupted.
+func TestAudioPauseResume(t *testing.T) {
+	stt := &voicetest.Transcriber{Utterances: []voicetest.Utterance{{Final: "uh-huh"}}}
+	b := setup(t, func(o *setupOptions) {
+		o.cfg = func(c *Config) { c.Voices = fakeVoices{stt: stt, tts: &voicetest.Synthesizer{}} }
+	})
+	cl := b.dial(t, b.webCall())
+	cl.audio = true
+	cl.send(`{"type":"session.update","textOnly":false}`)
+
+	// The microphone, in real time: hiss, and from the first message's
+	// audio on 500 ms of voice.
+	speak := make(chan struct{})
+	ctx, stop := context.WithCancel(t.Context())
+	var mic sync.WaitGroup
+	mic.Go(func() {
+		start, voiced := time.Now(), -1
+		for k := 0; ctx.Err() == nil; k++ {
+			select {
+			case <-speak:
+				voiced, speak = k, nil
+			default:
+			}
+			if err := cl.conn.Write(ctx, websocket.MessageBinary, micFrame(k, voiced >= 0 && k < voiced+25)); err != nil {
+				return
+			}
+			time.Sleep(time.Until(start.Add(time.Duration(k+1) * 20 * time.Millisecond)))
+		}
+	})
+	defer mic.Wait()
+	defer stop()
+
+	cl.skipTo(protocol.TypeAudioStart)
+	close(speak)
+	pause := cl.skipTo(protocol.TypeAudioPause).(protocol.AudioPause)
+	atPause := cl.binary
+	resume := cl.skipTo(protocol.TypeAudioResume).(protocol.AudioResume)
+	if n := cl.binary - atPause; n > 1 {
+		t.Errorf("%d audio frames between assistant.audio.pause and .resume, want at most the one on its way", n)
+	}
+	if pause.TurnID != "turn_1" || resume.TurnID != "turn_1" || resume.PlayedMs < pause.PlayedMs || resume.PlayedMs > pause.PlayedMs+20 ||
+		pause.PlayedMs < 300 || pause.PlayedMs > 1000 {
+		t.Errorf("pause %+v, resume %+v: want turn_1 paused after 300 ms of the caller's voice, and resumed where it paused", pause, resume)
+	}
+	cl.skipTo(protocol.TypeAudioDone)
+	done := cl.expect(protocol.TypeTurnDone).(protocol.TurnDone)
+	if done.Text != firstMessage || done.Interrupted {
+		t.Errorf("turn.done = %+v, want the whole first message, not interrupted", done)
+	}
+	// 100 ms a word: none lost or repeated.
+	if want := 5 * len(strings.Fields(firstMessage)); cl.binary != want {
+		t.Errorf("%d audio frames for the first message, want its %d", cl.binary, want)
+	}
+	stop()
+	mic.Wait()
 	cl.send(`{"type":"hangup"}`)
 	cl.expectEndSkipping(call.Completed, call.ReasonCustomerEnded, websocket.StatusNormalClosure)
 	b.waitLive(t, 0)

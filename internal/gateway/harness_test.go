@@ -546,6 +546,10 @@ func seqAt(ev protocol.ServerEvent) (int64, time.Time) {
 		return e.Seq, e.At
 	case protocol.AudioClear:
 		return e.Seq, e.At
+	case protocol.AudioPause:
+		return e.Seq, e.At
+	case protocol.AudioResume:
+		return e.Seq, e.At
 	}
 	return 0, time.Time{}
 }

@@ -380,6 +380,18 @@ func (w wire) AudioClear(turnID string, playedMs int64) {
 	w.s.send(protocol.AudioClear{TurnID: turnID, PlayedMs: playedMs})
 }
 
+var _ voice.Pauser = wire{}
+
+// AudioPause and AudioResume make wire a voice.Pauser: the client's own
+// buffer stops at once too (assistant.audio.pause / .resume).
+func (w wire) AudioPause(turnID string, playedMs int64) {
+	w.s.send(protocol.AudioPause{TurnID: turnID, PlayedMs: playedMs})
+}
+
+func (w wire) AudioResume(turnID string, playedMs int64) {
+	w.s.send(protocol.AudioResume{TurnID: turnID, PlayedMs: playedMs})
+}
+
 // Audio queues one frame of assistant audio. It fails once the session
 // can send nothing more, which stops the pipeline's pacer.
 func (w wire) Audio(frame []byte) error {

@@ -106,8 +106,9 @@ func unsupported(field, format string, args ...any) *Error {
 
 // SpeechStarted says the caller started speaking (voice activity detected;
 // the first syllables are already in the audio the server keeps). It is not
-// by itself an interruption: the server decides whether the speech cuts the
-// assistant off (then AudioClear follows) or was a backchannel or noise.
+// by itself an interruption: speech over the assistant pauses it
+// (AudioPause), and the words decide whether they cut it off (AudioClear)
+// or were a backchannel or noise (AudioResume).
 type SpeechStarted struct {
 	Seq int64
 	At  time.Time
@@ -166,3 +167,36 @@ type AudioClear struct {
 
 // Type returns "assistant.audio.clear".
 func (AudioClear) Type() string { return TypeAudioClear }
+
+// AudioPause says turn TurnID's audio stopped because the caller is
+// speaking over it: the client stops playing at once but keeps what it has
+// buffered of the turn, and buffers what still arrives (at most the one
+// frame that was on its way), because the server may resume it. PlayedMs is
+// how much of the turn's audio the server had sent. AudioResume or
+// AudioClear ends the pause. Clients that ignore it (v1 clients written
+// before it) play out their buffer and then get no frames until the resume
+// or the clear.
+type AudioPause struct {
+	Seq      int64
+	At       time.Time
+	TurnID   string
+	PlayedMs int64
+}
+
+// Type returns "assistant.audio.pause".
+func (AudioPause) Type() string { return TypeAudioPause }
+
+// AudioResume ends an AudioPause of turn TurnID: the caller's speech was a
+// backchannel ("uh-huh") or no words, and the turn carries on where it
+// paused. The client plays on from where it stopped, its buffer first;
+// frames follow in real time. PlayedMs is what the server had sent of the
+// turn, as at the pause.
+type AudioResume struct {
+	Seq      int64
+	At       time.Time
+	TurnID   string
+	PlayedMs int64
+}
+
+// Type returns "assistant.audio.resume".
+func (AudioResume) Type() string { return TypeAudioResume }

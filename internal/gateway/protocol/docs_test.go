@@ -126,6 +126,7 @@ type docSession struct {
 	audioOn    bool                // the client sent textOnly false
 	audio      map[string]string   // turn → "playing", "done" or "cleared"
 	playing    string              // the turn whose audio is being sent
+	paused     string              // the turn whose audio is paused (assistant.audio.pause)
 	speech     bool                // between speech.started and speech.stopped
 }
 
@@ -222,10 +223,31 @@ func (ds *docSession) check(ev ServerEvent, frame string) {
 			ds.errorf("assistant.audio.start %s after its turn.done", e.TurnID)
 		}
 		ds.audio[e.TurnID], ds.playing = "playing", e.TurnID
+	case AudioPause:
+		switch {
+		case ds.audio[e.TurnID] != "playing" || ds.playing != e.TurnID:
+			ds.errorf("assistant.audio.pause %s while its audio is not playing", e.TurnID)
+		case ds.paused != "":
+			ds.errorf("assistant.audio.pause %s while %s is paused", e.TurnID, ds.paused)
+		case !ds.speech:
+			ds.errorf("assistant.audio.pause %s without the caller speaking (speech.started)", e.TurnID)
+		}
+		ds.paused = e.TurnID
+	case AudioResume:
+		if ds.paused != e.TurnID {
+			ds.errorf("assistant.audio.resume %s without its assistant.audio.pause", e.TurnID)
+		}
+		ds.paused = ""
 	case AudioDone, AudioClear:
 		turn, state := docTurn(ev)
 		if ds.audio[turn] != "playing" {
 			ds.errorf("%s %s without a playing assistant.audio.start", ev.Type(), turn)
+		}
+		if ds.paused == turn && state == "done" {
+			ds.errorf("assistant.audio.done %s while it is paused: a pause ends in a resume or a clear", turn)
+		}
+		if ds.paused == turn {
+			ds.paused = ""
 		}
 		ds.audio[turn], ds.playing = state, ""
 	}

@@ -32,6 +32,8 @@ var fuzzSeeds = []string{
 	`{"type":"assistant.audio.done","seq":4,"at":"2026-11-19T17:20:03.430Z","turnId":"turn_1"}`,
 	`{"type":"assistant.audio.clear","seq":17,"at":"2026-11-19T17:20:09.571Z","turnId":"turn_3","playedMs":1860}`,
 	`{"type":"assistant.audio.clear","seq":17,"at":"2026-11-19T17:20:09.571Z","turnId":"turn_3","playedMs":-20}`,
+	`{"type":"assistant.audio.pause","seq":16,"at":"2026-11-19T17:20:09.520Z","turnId":"turn_3","playedMs":1820}`,
+	`{"type":"assistant.audio.resume","seq":18,"at":"2026-11-19T17:20:10.920Z","turnId":"turn_3","playedMs":1820}`,
 }
 
 // FuzzDecode feeds arbitrary frames to Decode. It must never panic; a

@@ -17,6 +17,8 @@ const (
 	TypeAudioStart     = "assistant.audio.start"
 	TypeAudioDone      = "assistant.audio.done"
 	TypeAudioClear     = "assistant.audio.clear"
+	TypeAudioPause     = "assistant.audio.pause"
+	TypeAudioResume    = "assistant.audio.resume"
 	TypeCallEnded      = "call.ended"
 	TypeError          = "error"
 	TypePong           = "pong"
@@ -27,7 +29,7 @@ const (
 var ServerTypes = []string{
 	TypeSessionStarted, TypeTextDelta, TypeTurnDone, TypeTranscript,
 	TypeSpeechStarted, TypeSpeechStopped, TypeAudioStart, TypeAudioDone, TypeAudioClear,
-	TypeCallEnded, TypeError, TypePong,
+	TypeAudioPause, TypeAudioResume, TypeCallEnded, TypeError, TypePong,
 }
 
 // TimeLayout is how every server event's `at` is written: RFC 3339 in UTC
@@ -36,7 +38,8 @@ const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 // ServerEvent is one event the server sends: SessionStarted, TextDelta,
 // TurnDone, Transcript, SpeechStarted, SpeechStopped, AudioStart, AudioDone,
-// AudioClear, CallEnded, ErrorEvent or Pong (values, not pointers). Each has
+// AudioClear, AudioPause, AudioResume, CallEnded, ErrorEvent or Pong (values,
+// not pointers). Each has
 // Seq and At, which the gateway's writer sets (Stamp) just before Encode, so
 // they follow the order frames leave the socket.
 type ServerEvent interface{ Type() string }
@@ -67,10 +70,12 @@ type TextDelta struct {
 func (TextDelta) Type() string { return TypeTextDelta }
 
 // TurnDone ends an assistant turn: no more deltas for TurnID. Text is the
-// whole turn as sent (the concatenated deltas); Interrupted says the user cut
-// in (user.text, speech, hangup) before the assistant finished. In an audio
-// session it comes after the turn's AudioDone or AudioClear: the turn is
-// over when its audio is.
+// turn as the transcript records it: the concatenated deltas, except for a
+// turn cut short in an audio session, where it is what the caller heard (a
+// prefix of the deltas, which run ahead of the voice; "" when none of it
+// was heard). Interrupted says the user cut in (user.text, speech, hangup)
+// before the assistant finished. In an audio session it comes after the
+// turn's AudioDone or AudioClear: the turn is over when its audio is.
 type TurnDone struct {
 	Seq         int64
 	At          time.Time
@@ -182,6 +187,12 @@ func Stamp(ev ServerEvent, seq int64, at time.Time) ServerEvent {
 	case AudioClear:
 		e.Seq, e.At = seq, at
 		return e
+	case AudioPause:
+		e.Seq, e.At = seq, at
+		return e
+	case AudioResume:
+		e.Seq, e.At = seq, at
+		return e
 	case CallEnded:
 		e.Seq, e.At = seq, at
 		return e
@@ -223,6 +234,13 @@ type head struct {
 type turnBody struct {
 	head
 	TurnID string `json:"turnId"`
+}
+
+// playedBody is an event that names a turn and how much of its audio was sent.
+type playedBody struct {
+	head
+	TurnID   string `json:"turnId"`
+	PlayedMs int64  `json:"playedMs"`
 }
 
 // checker validates a server event's fields, keeping the first problem.
@@ -323,11 +341,13 @@ func serverWire(ev ServerEvent) (any, *Error) {
 		body = turnBody{c.head, c.text("turnId", e.TurnID, true)}
 	case AudioClear:
 		c.start(TypeAudioClear, e.Seq, e.At)
-		body = struct {
-			head
-			TurnID   string `json:"turnId"`
-			PlayedMs int64  `json:"playedMs"`
-		}{c.head, c.text("turnId", e.TurnID, true), c.ms("playedMs", e.PlayedMs)}
+		body = playedBody{c.head, c.text("turnId", e.TurnID, true), c.ms("playedMs", e.PlayedMs)}
+	case AudioPause:
+		c.start(TypeAudioPause, e.Seq, e.At)
+		body = playedBody{c.head, c.text("turnId", e.TurnID, true), c.ms("playedMs", e.PlayedMs)}
+	case AudioResume:
+		c.start(TypeAudioResume, e.Seq, e.At)
+		body = playedBody{c.head, c.text("turnId", e.TurnID, true), c.ms("playedMs", e.PlayedMs)}
 	case CallEnded:
 		c.start(TypeCallEnded, e.Seq, e.At)
 		body = struct {
@@ -411,6 +431,14 @@ func DecodeServer(frame []byte) (ServerEvent, error) {
 		ev = AudioDone{Seq: seq, At: at, TurnID: str("turnId")}
 	case TypeAudioClear:
 		e := AudioClear{Seq: seq, At: at, TurnID: str("turnId")}
+		e.PlayedMs, _ = o.int("playedMs", true)
+		ev = e
+	case TypeAudioPause:
+		e := AudioPause{Seq: seq, At: at, TurnID: str("turnId")}
+		e.PlayedMs, _ = o.int("playedMs", true)
+		ev = e
+	case TypeAudioResume:
+		e := AudioResume{Seq: seq, At: at, TurnID: str("turnId")}
 		e.PlayedMs, _ = o.int("playedMs", true)
 		ev = e
 	case TypeCallEnded:

@@ -40,6 +40,10 @@ func TestEncode(t *testing.T) {
 		{AudioClear{Seq: 7, At: at0, TurnID: "turn_3", PlayedMs: 1840},
 			`{"type":"assistant.audio.clear",` + h + `,"turnId":"turn_3","playedMs":1840}`},
 		{AudioClear{Seq: 7, At: at0, TurnID: "turn_3"}, `{"type":"assistant.audio.clear",` + h + `,"turnId":"turn_3","playedMs":0}`},
+		{AudioPause{Seq: 7, At: at0, TurnID: "turn_3", PlayedMs: 1820},
+			`{"type":"assistant.audio.pause",` + h + `,"turnId":"turn_3","playedMs":1820}`},
+		{AudioResume{Seq: 7, At: at0, TurnID: "turn_3", PlayedMs: 1820},
+			`{"type":"assistant.audio.resume",` + h + `,"turnId":"turn_3","playedMs":1820}`},
 		{CallEnded{Seq: 7, At: at0, Outcome: "completed", EndedReason: "customer-ended-call"},
 			`{"type":"call.ended",` + h + `,"outcome":"completed","endedReason":"customer-ended-call"}`},
 		{ErrorEvent{Seq: 7, At: at0, Code: CodeInvalidField, Message: "m", Field: "text"},
@@ -79,6 +83,8 @@ func TestServerRoundTrip(t *testing.T) {
 		AudioDone{Seq: 12, At: at0, TurnID: "turn_3"},
 		AudioClear{Seq: 13, At: at0, TurnID: "turn_5", PlayedMs: 1 << 40},
 		AudioClear{Seq: 13, At: at0, TurnID: "turn_5"},
+		AudioPause{Seq: 14, At: at0, TurnID: "turn_5", PlayedMs: 20},
+		AudioResume{Seq: 15, At: at0, TurnID: "turn_5"},
 		CallEnded{Seq: 5, At: at0, Outcome: "failed", EndedReason: "client-never-connected"},
 		ErrorEvent{Seq: 6, At: at0, Code: "some_future_code", Message: "m", Field: "audio.sampleRate", Fatal: true},
 		Pong{Seq: 1 << 62, At: at0},
@@ -120,6 +126,10 @@ func TestEncodeErrors(t *testing.T) {
 		{AudioDone{Seq: 1, At: at0}, "turnId"},
 		{AudioClear{Seq: 1, At: at0, PlayedMs: 20}, "turnId"},
 		{AudioClear{Seq: 1, At: at0, TurnID: "t", PlayedMs: -20}, "playedMs"},
+		{AudioPause{Seq: 1, At: at0}, "turnId"},
+		{AudioPause{Seq: 1, At: at0, TurnID: "t", PlayedMs: -1}, "playedMs"},
+		{AudioResume{Seq: 1, At: at0, PlayedMs: 20}, "turnId"},
+		{AudioResume{Seq: 1, At: at0, TurnID: "t", PlayedMs: -1}, "playedMs"},
 		{CallEnded{Seq: 1, At: at0, EndedReason: "r"}, "outcome"},
 		{CallEnded{Seq: 1, At: at0, Outcome: "completed"}, "endedReason"},
 		{ErrorEvent{Seq: 1, At: at0, Message: "m"}, "code"},
@@ -175,6 +185,9 @@ func TestDecodeServerErrors(t *testing.T) {
 		{`{"type":"assistant.audio.clear",` + h + `,"turnId":"t","playedMs":-1}`, CodeInvalidField, "playedMs"},
 		{`{"type":"assistant.audio.clear",` + h + `,"turnId":"t","playedMs":1.5}`, CodeInvalidField, "playedMs"},
 		{`{"type":"assistant.audio.clear",` + h + `,"playedMs":0}`, CodeInvalidField, "turnId"},
+		{`{"type":"assistant.audio.pause",` + h + `,"turnId":"t"}`, CodeInvalidField, "playedMs"},
+		{`{"type":"assistant.audio.resume",` + h + `,"turnId":"t","playedMs":-20}`, CodeInvalidField, "playedMs"},
+		{`{"type":"assistant.audio.resume",` + h + `,"playedMs":20}`, CodeInvalidField, "turnId"},
 		{`{"type":"speech.started","seq":0,"at":"2026-11-21T09:30:00.125Z"}`, CodeInvalidField, "seq"},
 		{`{"type":"error",` + h + `,"code":"c","message":"m","fatal":false,"field":3}`, CodeInvalidField, "field"},
 		{`{"type":"user.text","text":"hi"}`, CodeUnknownType, "type"},
@@ -210,7 +223,7 @@ func TestStamp(t *testing.T) {
 	t.Parallel()
 	events := []ServerEvent{SessionStarted{}, TextDelta{}, TurnDone{}, Transcript{},
 		SpeechStarted{}, SpeechStopped{}, AudioStart{}, AudioDone{}, AudioClear{},
-		CallEnded{}, ErrorEvent{}, Pong{}}
+		AudioPause{}, AudioResume{}, CallEnded{}, ErrorEvent{}, Pong{}}
 	for i, ev := range events {
 		seq := int64(i + 1)
 		got := Stamp(ev, seq, at0)
