@@ -2,6 +2,7 @@ package voice
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -301,6 +302,39 @@ func TestBargeInPausedThenTyped(t *testing.T) {
 		}
 		if r := c.turn(2); !r.Interrupted {
 			t.Errorf("turn 2 = %q, want it interrupted", r.Text)
+		}
+	})
+}
+
+// TestBargeInSlowRecognizer: a recognizer that takes longer than
+// maxWaitWords to give the final after the caller stopped does not keep
+// the assistant silent: it resumes; the late final's words still cut it.
+func TestBargeInSlowRecognizer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stt, tts := fakes(voicetest.Utterance{Final: "tell me a story"}, voicetest.Utterance{Partial: "wait", Final: "wait I have a question"})
+		stt.FinalDelay = 5 * time.Second
+		long := strings.Repeat("One two three four. ", 30) // 12 s of audio
+		brain := &voicetest.Brain{Replies: map[string]string{"tell me a story": long}, Default: "Sure."}
+		c := startCall(t, callSetup{cfg: Config{Transcriber: stt, Synthesizer: tts}, brain: brain})
+		defer c.close()
+		storyUntilOnset(c)
+		c.speak(400 * time.Millisecond)
+		c.silenceUntil("the cut", voicetest.Is("audio.clear", "turn_2"), 15*time.Second)
+		c.hangup()
+		c.end(10 * time.Second)
+
+		pause := pauseOf(t, c)
+		resume, _ := c.out.Find(voicetest.Is("audio.resume", "turn_2"))
+		clr, _ := c.out.Find(voicetest.Is("audio.clear", "turn_2"))
+		stopped, _ := c.out.Find(func(e voicetest.Event) bool { return e.Kind == "speech.stopped" && e.At.After(pause.At) })
+		if d := resume.At.Sub(stopped.At); resume.At.IsZero() || d < maxWaitWords || d > maxWaitWords+audio.FrameDuration {
+			t.Errorf("audio.resume %s after speech.stopped, want maxWaitWords (%s) with no final yet; events:\n%s", d, maxWaitWords, c.dump())
+		}
+		if d := clr.At.Sub(stopped.At); d != stt.FinalDelay {
+			t.Errorf("audio.clear %s after speech.stopped, want at the late final (%s)", d, stt.FinalDelay)
+		}
+		if a := c.out.TurnAudio("turn_2"); int64(a.Frames)*20 != clr.PlayedMs || clr.PlayedMs <= pause.PlayedMs {
+			t.Errorf("turn_2 sent %d frames, clear at %d ms, pause at %d ms: want it resumed, then cut", a.Frames, clr.PlayedMs, pause.PlayedMs)
 		}
 	})
 }

@@ -25,6 +25,12 @@ func (r *recorder) IsSpeech(f []int16) (bool, error) {
 	return v, err
 }
 
+// maxWaitWords bounds a pause of the assistant's audio once the caller has
+// stopped speaking: a recognizer that has not given the utterance's final
+// by then (it is slow or lost it) does not keep the assistant silent; the
+// final, if it comes later with words, still cuts the turn.
+const maxWaitWords = 3 * time.Second
+
 // hinter is speech.Hinter: a stream whose hints can change between utterances.
 type hinter interface{ SetHints([]string) }
 
@@ -39,6 +45,7 @@ type listener struct {
 	waiting []*measurement   // utterances finished, awaiting their final transcript
 
 	lastVoiced time.Time // arrival of the last voiced frame
+	stoppedAt  time.Time // arrival of the frame that ended the last utterance
 	downBuf    []int16   // write's downsampled frame; STT streams do not keep it
 	partial    string    // the utterance's latest partial transcript
 	shown      bool      // partials of the utterance went to the client
@@ -121,9 +128,12 @@ func (l *listener) frame(f frame) {
 		}
 	case vad.SpeechStopped:
 		p.out.SpeechStopped()
-		l.waiting = append(l.waiting, &measurement{lastVoiced: l.lastVoiced, endpointed: p.cfg.Now()})
+		l.stoppedAt = f.at
 		if err := l.stt.Finish(); err != nil {
+			// No final will come for it: nothing waits for one.
 			p.log.Warn("speech-to-text refused the end of an utterance", "err", err)
+		} else {
+			l.waiting = append(l.waiting, &measurement{lastVoiced: l.lastVoiced, endpointed: p.cfg.Now()})
 		}
 		l.ep.SetSentenceEnded(false)
 	case vad.None:
@@ -147,9 +157,9 @@ func (l *listener) frame(f frame) {
 		switch {
 		case l.paused == nil && l.barge.Decided() && l.ep.Speaking():
 			l.pause()
-		case l.paused != nil && !l.ep.Speaking() && len(l.waiting) == 0:
-			// The speech is over and no transcript is to come: nothing
-			// was said after all.
+		case l.paused != nil && !l.ep.Speaking() && (len(l.waiting) == 0 || f.at.Sub(l.stoppedAt) > maxWaitWords):
+			// The speech is over and no transcript is to come (or none
+			// came in time): nothing was said after all.
 			l.resume(vad.NoWords)
 		}
 	}
