@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-short lint vet fmt bench-api bench-gateway bench-voice bench-recovery fuzz clean
+.PHONY: help build build-native run test test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-recovery fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -78,6 +78,10 @@ bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes do
 bench-voice: ## voice pipeline: platform share of a turn, concurrent audio calls by frame lateness, calls on the local engines; writes docs/benchmarks.md
 	@./scripts/ensure-deps.sh speech
 	CGO_ENABLED=1 $(GO) run -tags speech_native ./internal/bench/cmd/benchvoice -out docs/benchmarks.md
+
+bench-bargein: ## barge-in on the local engines in real time: espeak-ng callers interrupt (or say "uh-huh") over the assistant, web and phone lines; prints the figures for docs/benchmarks.md
+	@./scripts/ensure-deps.sh speech
+	SWITCHBOARD_BENCH_BARGEIN=1 CGO_ENABLED=1 $(GO) test -tags speech_native -run '^TestBargeInLocal$$' -count=1 -v ./internal/voice/
 
 bench-recovery: ## crash recovery of scheduled calls: SIGKILL a node holding dial jobs, restart it or keep a survivor (SQLite, PostgreSQL); writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchrecovery -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md
