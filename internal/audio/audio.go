@@ -49,6 +49,9 @@ const (
 	// Mulaw is ITU-T G.711 μ-law, 8 bits per sample, mono, 8 kHz only: what
 	// phone networks and Twilio Media Streams carry.
 	Mulaw Encoding = "mulaw"
+	// Alaw is ITU-T G.711 A-law, 8 bits per sample, mono, 8 kHz only: the
+	// other law of phone networks (PCMA on SIP trunks outside North America).
+	Alaw Encoding = "alaw"
 )
 
 // ErrInvalidFormat is wrapped by every error Format.Validate returns, so a
@@ -68,8 +71,8 @@ var PipelineFormat = Format{Encoding: PCM16, SampleRate: PipelineRate}
 
 // Validate reports whether the pipeline can convert f, naming the bad field
 // and the allowed values, because f usually comes from a client and the error
-// goes back to it. PCM16 allows 8000, 16000, 24000 and 48000 Hz; Mulaw only
-// 8000 Hz (G.711 is defined at 8 kHz).
+// goes back to it. PCM16 allows 8000, 16000, 24000 and 48000 Hz; Mulaw and
+// Alaw only 8000 Hz (G.711 is defined at 8 kHz).
 func (f Format) Validate() error {
 	switch f.Encoding {
 	case PCM16:
@@ -78,11 +81,11 @@ func (f Format) Validate() error {
 			return nil
 		}
 		return fmt.Errorf("%w: sampleRate must be one of 8000, 16000, 24000, 48000 for pcm16, got %d", ErrInvalidFormat, f.SampleRate)
-	case Mulaw:
+	case Mulaw, Alaw:
 		if f.SampleRate == 8000 {
 			return nil
 		}
-		return fmt.Errorf("%w: sampleRate must be 8000 for mulaw, got %d", ErrInvalidFormat, f.SampleRate)
+		return fmt.Errorf("%w: sampleRate must be 8000 for %s, got %d", ErrInvalidFormat, f.Encoding, f.SampleRate)
 	case "":
 		return fmt.Errorf("%w: encoding is required (pcm16 or mulaw)", ErrInvalidFormat)
 	default:
@@ -103,7 +106,7 @@ func (f Format) BytesPerFrame() int {
 }
 
 func (f Format) bytesPerSample() int {
-	if f.Encoding == Mulaw {
+	if f.Encoding == Mulaw || f.Encoding == Alaw {
 		return 1
 	}
 	return 2

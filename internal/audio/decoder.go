@@ -56,6 +56,8 @@ func (d *Decoder) Write(b []byte) (frames [][]int16, err error) {
 	switch d.f.Encoding {
 	case Mulaw:
 		in = MulawDecode(in, b)
+	case Alaw:
+		in = AlawDecode(in, b)
 	default: // PCM16
 		if d.hasOdd && len(b) > 0 {
 			in = append(in, int16(uint16(d.odd)|uint16(b[0])<<8))

@@ -79,9 +79,12 @@ func (e *Encoder) cut() [][]byte {
 	for i := range frames {
 		pcm := e.acc[i*spf : (i+1)*spf]
 		backing = backing[:len(backing)+e.Headroom]
-		if e.f.Encoding == Mulaw {
+		switch e.f.Encoding {
+		case Mulaw:
 			backing = MulawEncode(backing, pcm)
-		} else {
+		case Alaw:
+			backing = AlawEncode(backing, pcm)
+		default:
 			backing = EncodePCM16(backing, pcm)
 		}
 		frames[i] = backing[i*bpf : (i+1)*bpf : (i+1)*bpf]
