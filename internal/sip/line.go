@@ -34,8 +34,9 @@ const rxQueue = 50
 // and SIP INFO digits received, REFER for transfer, BYE for hang-up.
 //
 // Two goroutines of the provider serve it while it lives: the reader
-// (RTP out of diago's jitter buffer into a one-second queue that drops the
-// oldest packet when the runtime does not keep up) and the clock, which
+// (RTP from the socket through a reorder buffer, see reorderBuffer, into a
+// one-second queue that drops the oldest packet when the runtime does not
+// keep up) and the clock, which
 // every 20 ms sends a silence frame when the runtime has not written one
 // (carriers expect a continuous stream, and NAT bindings need it), checks
 // the media timeout, and at the end sends the BYE and closes the sockets.
@@ -48,7 +49,6 @@ type Line struct {
 	referHost string  // host[:port] that E.164 transfer targets go to
 	med       *rtpMedia
 	rtp       *media.RTPSession
-	jitter    *media.RTPJitterBuffer
 
 	// Sending, under wmu. Each packet takes one 20 ms slot of the media
 	// clock: sent counts them against the time since start.
@@ -66,11 +66,12 @@ type Line struct {
 	dtmfMu  sync.Mutex // one SendDTMF at a time
 
 	// Receiving.
-	pkts       chan rxPacket
+	pkts       chan rtpIn
 	info       chan byte // digits from SIP INFO
 	lastRTP    atomic.Int64
 	detector   dtmfDetector // Receive's goroutine only
 	readerDone chan struct{}
+	rxStats    atomic.Pointer[reorderStats] // the reader's, when it has stopped
 
 	// Transfer.
 	transferMu       sync.Mutex
@@ -84,13 +85,6 @@ type Line struct {
 	bye     bool
 	done    chan struct{} // closed when the line ends
 	stopped chan struct{} // closed when it is torn down
-}
-
-type rxPacket struct {
-	pt      uint8
-	ssrc    uint32
-	ts      uint32
-	payload []byte
 }
 
 // newLine starts the media of an answered dialog and the line's goroutines.
@@ -114,6 +108,9 @@ func (p *Provider) newLine(lg *leg, dlg dialog, med *rtpMedia, cod codecs, remot
 		addTE(ptTelephoneOff) // what our offer asked the peer to send with
 	}
 	addTE(cod.DTMFPT)
+	// Comfort noise is ignored, but listed so that diago's RTP session
+	// does not log each packet of a CN-only stream as unsupported.
+	list = append(list, media.Codec{Name: "CN", PayloadType: 13, SampleRate: 8000, SampleDur: packetDuration, NumChannels: 1})
 	sess.Codecs = list
 	ra := remote.Addr
 	sess.SetRemoteAddr(&net.UDPAddr{IP: net.IP(ra.Addr().AsSlice()), Port: int(ra.Port())})
@@ -131,10 +128,10 @@ func (p *Provider) newLine(lg *leg, dlg dialog, med *rtpMedia, cod codecs, remot
 	now := time.Now()
 	l := &Line{
 		p: p, lg: lg, dlg: dlg, cod: cod, recvDTMF: recv, referHost: referHost, med: med,
-		rtp: rtpSess, jitter: media.NewRTPJitterBuffer(rtpSess, packetDuration, jitterOptions),
+		rtp: rtpSess,
 		seq: binary.BigEndian.Uint16(rnd[0:2]), ts: binary.BigEndian.Uint32(rnd[2:6]), ssrc: binary.BigEndian.Uint32(rnd[6:10]),
 		start: now, marker: true, silence: bytes.Repeat([]byte{silence}, 160), dtmfBuf: make([]byte, 0, 4),
-		pkts: make(chan rxPacket, rxQueue), info: make(chan byte, 16), readerDone: make(chan struct{}),
+		pkts: make(chan rtpIn, rxQueue), info: make(chan byte, 16), readerDone: make(chan struct{}),
 		notify: make(chan int, 8), done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	l.lastRTP.Store(now.UnixNano())
@@ -151,38 +148,65 @@ func (l *Line) Format() audio.Format { return l.cod.Format }
 // CallID is the SIP Call-ID of the line's dialog.
 func (l *Line) CallID() string { return l.lg.sipCallID }
 
-// read moves packets from the jitter buffer to the queue Receive drains,
-// until the sockets close.
+// read moves packets from the socket, in order (reorderBuffer), to the
+// queue Receive drains, until the socket closes. While packets wait behind
+// a gap it reads with a deadline, so that they are released in time even
+// if nothing else arrives (peers that send no RTP in silence).
 func (l *Line) read() {
 	defer l.p.wg.Done()
 	defer close(l.readerDone)
+	var rb reorderBuffer
+	defer func() { l.rxStats.Store(&rb.stats) }()
 	buf := make([]byte, media.RTPBufSize)
 	var pkt rtp.Packet
+	var out []rtpIn
+	deadline := false
 	for {
-		n, err := l.jitter.ReadRTP(buf, &pkt)
+		now := time.Now()
+		if w := rb.wait(now); w > 0 {
+			_ = l.med.sess.StopRTP(1, w)
+			deadline = true
+		} else if deadline {
+			_ = l.med.sess.StartRTP(1)
+			deadline = false
+		}
+		n, err := l.rtp.ReadRTP(buf, &pkt)
+		now = time.Now()
+		out = out[:0]
 		if err != nil {
-			return
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				return // closed
+			}
+			out = rb.expire(now, out)
+		} else if n > 0 && len(pkt.Payload) > 0 {
+			l.lastRTP.Store(now.UnixNano())
+			out = rb.push(rtpIn{seq: pkt.SequenceNumber, pt: pkt.PayloadType, ssrc: pkt.SSRC, ts: pkt.Timestamp,
+				payload: bytes.Clone(pkt.Payload)}, now, out)
 		}
-		if n == 0 || len(pkt.Payload) == 0 {
-			continue
+		for _, p := range out {
+			l.enqueue(p)
 		}
-		l.lastRTP.Store(time.Now().UnixNano())
-		rp := rxPacket{pt: pkt.PayloadType, ssrc: pkt.SSRC, ts: pkt.Timestamp, payload: bytes.Clone(pkt.Payload)}
-		select {
-		case l.pkts <- rp:
-			continue
-		default:
-		}
-		select { // full: drop the oldest
-		case <-l.pkts:
-			l.p.stats.rtpDrop.Add(1)
-		default:
-		}
-		select {
-		case l.pkts <- rp:
-		default:
-			l.p.stats.rtpDrop.Add(1)
-		}
+	}
+}
+
+// enqueue hands a packet to Receive, dropping the oldest queued one when
+// the queue is full.
+func (l *Line) enqueue(p rtpIn) {
+	select {
+	case l.pkts <- p:
+		return
+	default:
+	}
+	select {
+	case <-l.pkts:
+		l.p.stats.rtpDrop.Add(1)
+	default:
+	}
+	select {
+	case l.pkts <- p:
+	default:
+		l.p.stats.rtpDrop.Add(1)
 	}
 }
 
@@ -229,6 +253,12 @@ func (l *Line) fill(now time.Time) {
 	if behind >= 2 {
 		_ = l.sendLocked(l.silence, l.cod.AudioPT, l.ts, len(l.silence))
 	}
+}
+
+func (l *Line) sentPackets() int64 {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.sent
 }
 
 func (l *Line) isEnded() bool {
@@ -311,7 +341,7 @@ func (l *Line) Receive(ctx context.Context, rx telephony.Receiver) telephony.End
 	}
 }
 
-func (l *Line) dispatch(pk rxPacket, rx telephony.Receiver) {
+func (l *Line) dispatch(pk rtpIn, rx telephony.Receiver) {
 	if pk.pt == l.cod.AudioPT {
 		rx.Audio(pk.payload)
 		return
@@ -352,14 +382,15 @@ func (l *Line) teardown() {
 	if bye {
 		l.p.byeQuietly(l.dlg)
 	}
-	_ = l.jitter.Close()
 	_ = l.rtp.MonitorClose()
 	l.med.close()
 	<-l.readerDone
 	l.p.unregister(l.lg)
 	l.p.stats.lines.Add(-1)
+	rs := l.rxStats.Load()
 	l.p.log.Info("sip line ended", "call_id", l.lg.callID, "sip_call_id", l.lg.sipCallID,
-		"outcome", l.end.Outcome, "reason", l.end.Reason)
+		"outcome", l.end.Outcome, "reason", l.end.Reason, "rtp_received", rs.Received,
+		"rtp_lost", rs.Lost, "rtp_late", rs.Late+rs.Duplicate, "rtp_sent", l.sentPackets())
 	close(l.stopped)
 }
 

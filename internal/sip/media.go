@@ -140,9 +140,5 @@ func (m *rtpMedia) close() {
 	_ = m.sess.Close()
 }
 
-// jitterOptions: start playing out after 3 packets (60 ms) and hold at most
-// 16 (320 ms); diago's defaults (20 and 40) add 400 ms to every turn.
-var jitterOptions = media.RTPJitterBufferOptions{DelayPackets: 3, MaxPackets: 16}
-
 // packetDuration is G.711's packetization here (a=ptime:20).
 const packetDuration = 20 * time.Millisecond
