@@ -553,9 +553,9 @@ type Stats struct {
 var refusalReasons = []string{"unknown-number", "source-refused", "no-inbound-agent", "unavailable", "bad-media", "bad-request"}
 
 type stats struct {
-	refused                                           map[string]*atomic.Uint64 // keys fixed in New
+	refused                                            map[string]*atomic.Uint64 // keys fixed in New
 	inAnswered, outPlaced, outAnswered, rtpDrop, wDrop atomic.Uint64
-	lines                                             atomic.Int64
+	lines                                              atomic.Int64
 }
 
 // Stats returns a snapshot of the counters.
