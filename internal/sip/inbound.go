@@ -82,6 +82,13 @@ func (p *Provider) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		p.refuse(tx, req, log.With("to", in.To, "from", in.From), status, phrase, reason, err)
 		return
 	}
+	if errors.Is(tx.Err(), sip.ErrTransactionCanceled) {
+		// The caller hung up (CANCEL, answered 200 and 487 by sipgo) while
+		// the call was being admitted.
+		log.Info("sip call canceled by the caller before the answer", "call_id", callID)
+		p.ended(callID, sipCallID, call.Canceled, call.ReasonCustomerEnded)
+		return
+	}
 	p.answer(req, tx, callID, sipCallID, cod, offer, log)
 }
 
@@ -111,6 +118,10 @@ func (p *Provider) answer(req *sip.Request, tx sip.ServerTransaction, callID, si
 	dialogUA := &sipgo.DialogUA{Client: p.client(req.Transport()), ContactHDR: contact}
 	d, err := dialogUA.ReadInvite(req, tx)
 	if err != nil {
+		if errors.Is(tx.Err(), sip.ErrTransactionCanceled) {
+			p.ended(callID, sipCallID, call.Canceled, call.ReasonCustomerEnded)
+			return
+		}
 		p.respond(tx, req, 400, "Bad Request")
 		log.Info("sip INVITE unreadable after admission", "call_id", callID, "err", err)
 		p.ended(callID, sipCallID, call.Failed, ReasonProviderFailed)
@@ -168,7 +179,7 @@ func (p *Provider) answer(req *sip.Request, tx sip.ServerTransaction, callID, si
 	}
 	if stopCause != nil {
 		tx.Terminate()
-		<-acked
+		ackErr = <-acked
 	}
 	if stopCause == nil && ackErr == nil && d.LoadState() == sip.DialogStateConfirmed {
 		line, err := p.newLine(lg, dlg, med, cod, offer, req.Source())

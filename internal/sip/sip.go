@@ -341,7 +341,8 @@ func (p *Provider) Start(ctx context.Context) error {
 		}
 	})
 	p.serveWG.Go(func() {
-		if err := p.srv.ServeTCP(tcpLn); err != nil && !errors.Is(err, net.ErrClosed) {
+		// ServeTCP returns only when the listener fails or is closed.
+		if err := p.srv.ServeTCP(tcpLn); !errors.Is(err, net.ErrClosed) {
 			p.log.Error("sip tcp listener stopped", "err", err)
 		}
 	})

@@ -489,3 +489,23 @@ func TestCloseEndsCalls(t *testing.T) {
 	echo.wait(t, 10*time.Second)
 	checkLeaks(t)
 }
+
+// TestInboundCanceled: the caller hangs up (CANCEL) while the call is
+// being admitted; the admitted call ends canceled, customer-ended-call.
+func TestInboundCanceled(t *testing.T) {
+	t.Parallel()
+	slow := func(ctx context.Context, in telephony.Incoming) (string, error) {
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		return "call_slow", nil
+	}
+	p, ev := testProvider(t, Config{}, slow)
+	s := startSIPp(t, false, "-sf", "sip_uac_cancel.xml", "-s", "+16175550100", p.Addr().String())
+	e := ev.expect(t, telephony.Ended, 5*time.Second)
+	if e.CallID != "call_slow" || e.Outcome != "canceled" || e.Reason != "customer-ended-call" {
+		t.Errorf("Ended = %+v, want call_slow canceled / customer-ended-call", e)
+	}
+	s.wait(t, 5*time.Second)
+}

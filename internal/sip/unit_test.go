@@ -3,6 +3,8 @@ package sip
 import (
 	"bytes"
 	"net/netip"
+	"slices"
+	"time"
 	"strings"
 	"testing"
 
@@ -322,5 +324,64 @@ func TestPortAllocator(t *testing.T) {
 	a.taken(10004)
 	if got := a.candidates(); got[0] != 10006 || got[3] != 10004 {
 		t.Errorf("after taken(10004) candidates() = %v, want to start at 10006 and wrap", got)
+	}
+}
+
+func TestReorderBuffer(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	seqs := func(ps []rtpIn) (s []uint16) {
+		for _, p := range ps {
+			s = append(s, p.seq)
+		}
+		return s
+	}
+	var b reorderBuffer
+	var got []uint16
+	push := func(seq uint16, at int) {
+		got = append(got, seqs(b.push(rtpIn{seq: seq, ssrc: 1}, ms(at), nil))...)
+	}
+	push(65534, 0) // in order across the wrap: released at once
+	push(65535, 20)
+	push(1, 40) // 0 is late: 1 waits
+	if len(got) != 2 {
+		t.Fatalf("released %v, want 65534 65535 with 1 held", got)
+	}
+	push(0, 45) // arrives: both go
+	push(1, 50) // a duplicate
+	push(65500, 60) // 38 behind: late
+	if want := []uint16{65534, 65535, 0, 1}; !slices.Equal(got, want) {
+		t.Fatalf("released %v, want %v", got, want)
+	}
+	push(3, 80) // 2 lost: held until reorderWait
+	if w := b.wait(ms(80)); w != reorderWait {
+		t.Errorf("wait = %v, want %v", w, reorderWait)
+	}
+	got = append(got, seqs(b.expire(ms(139), nil))...)
+	if len(got) != 4 {
+		t.Fatalf("released %v before the wait was over", got)
+	}
+	got = append(got, seqs(b.expire(ms(140), nil))...)
+	push(4, 150)
+	if want := []uint16{65534, 65535, 0, 1, 3, 4}; !slices.Equal(got, want) {
+		t.Fatalf("released %v, want %v", got, want)
+	}
+	// 1 arriving again after its release counts late, as does 65500.
+	if s := b.stats; s.Received != 8 || s.Lost != 1 || s.Late != 2 || s.Duplicate != 0 || s.Resets != 0 {
+		t.Errorf("stats = %+v, want 8 received, 1 lost, 2 late", s)
+	}
+	b = reorderBuffer{}
+	got = nil
+	push(10, 0)
+	for s := uint16(12); s < 12+reorderHold; s++ { // 11 lost, then a burst
+		push(s, 1)
+	}
+	if want := []uint16{10, 12, 13, 14, 15, 16}; !slices.Equal(got, want) {
+		t.Errorf("after holding %d packets released %v, want %v", reorderHold, got, want)
+	}
+	got = nil
+	got = append(got, seqs(b.push(rtpIn{seq: 500, ssrc: 2}, ms(2), nil))...) // a new source
+	if want := []uint16{500}; !slices.Equal(got, want) {
+		t.Errorf("new source: released %v, want %v", got, want)
 	}
 }
