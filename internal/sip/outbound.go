@@ -40,8 +40,9 @@ type leg struct {
 // Place dials req.To at req.Trunk: INVITE sip:<To>@<Trunk.Address> over
 // the trunk's transport, From the purchased number, with an SDP offering
 // PCMU, PCMA and telephone-event. It returns once the INVITE is sent; the
-// dial goes on in a goroutine of the provider, which reports Ringing (180
-// or 183), then Answered with the Line, or Ended (classified by Classify).
+// dial goes on in a goroutine of the provider, which reports Ringing (on
+// 180 or 183, or just before Answered when none came), then Answered with
+// the Line, or Ended (classified by Classify).
 // Every event carries the SIP Call-ID as ProviderCallID. An error means no
 // INVITE left: a bad request, a closed provider, no free RTP port, or a
 // transport failure, which is a *telephony.Error (failed,
@@ -250,6 +251,12 @@ func (p *Provider) dial(ctx context.Context, lg *leg, d *sipgo.DialogClientSessi
 		return
 	}
 	handedOver = true
+	if !ringing {
+		// sipgo handles each response on its own goroutine, so a 180 sent
+		// just before the 200 may reach us after it, or a peer may send no
+		// 18x at all: an answered call has rung all the same.
+		p.emit(telephony.Event{CallID: lg.callID, Kind: telephony.Ringing, ProviderCallID: lg.sipCallID})
+	}
 	p.stats.outAnswered.Add(1)
 	p.log.Info("sip call answered", "call_id", lg.callID, "sip_call_id", lg.sipCallID, "codec", string(cod.Format.Encoding))
 	p.emit(telephony.Event{CallID: lg.callID, Kind: telephony.Answered, Line: line, ProviderCallID: lg.sipCallID})
