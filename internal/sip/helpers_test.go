@@ -8,6 +8,7 @@ package sip
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -282,7 +283,7 @@ func nextSIPpPorts(t *testing.T) (sipPort, mediaPort int) {
 	t.Helper()
 	for range 50 {
 		n := int(sippPorts.Add(1))
-		sipPort = 25000 + n
+		sipPort = 25000 + 2*n // baresip takes the port above for TLS
 		mediaPort = 40000 + n*10
 		if portsFree(sipPort, mediaPort) {
 			return sipPort, mediaPort
@@ -306,11 +307,13 @@ func portsFree(sipPort, mediaPort int) bool {
 		}
 		closers = append(closers, c)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(sipPort))
-	if err != nil {
-		return false
+	for _, p := range []int{sipPort, sipPort + 1} {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			return false
+		}
+		closers = append(closers, l)
 	}
-	closers = append(closers, l)
 	return true
 }
 
@@ -431,4 +434,115 @@ func (s *sipp) logs() string {
 		fmt.Fprintf(&b, "--- %s\n%s\n", filepath.Base(f), data)
 	}
 	return b.String()
+}
+
+// baresip is one headless baresip (Debian baresip-core): a real softphone
+// whose microphone is a WAV of a 440 Hz sine (aufile; baresip hangs up when
+// it ends) and whose speaker is a file.
+type baresip struct {
+	port int
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan error
+}
+
+// startBaresip runs baresip for at most seconds with one account (user)
+// that answers every call to it at once and speaks codec (PCMU or PCMA); dial, when
+// set, is a URI it calls at start. Its microphone plays talk seconds of
+// tone, then it hangs up.
+func startBaresip(t *testing.T, user, codec, dial string, talk float64, seconds int) *baresip {
+	t.Helper()
+	bin, err := exec.LookPath("baresip")
+	if err != nil {
+		t.Skip("baresip not installed (apt-get install baresip-core)")
+	}
+	dir := t.TempDir()
+	sipPort, mediaPort := nextSIPpPorts(t)
+	cfg := fmt.Sprintf(`sip_listen 127.0.0.1:%d
+sip_trans_def udp
+net_interface 127.0.0.1
+audio_source aufile,%s
+audio_player aufile,%s
+audio_alert aufile,%s
+ausrc_srate 8000
+auplay_srate 8000
+rtp_ports %d-%d
+module_path /usr/lib/baresip/modules
+module g711.so
+module aufile.so
+module_app account.so
+module_app menu.so
+`, sipPort, filepath.Join(dir, "tone.wav"), filepath.Join(dir, "heard.wav"), filepath.Join(dir, "alert.wav"), mediaPort, mediaPort+3)
+	if err := os.WriteFile(filepath.Join(dir, "tone.wav"), toneWAV(talk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	account := fmt.Sprintf("<sip:%s@127.0.0.1:%d>;regint=0;answermode=auto;audio_codecs=%s\n", user, sipPort, codec)
+	for name, body := range map[string]string{"config": cfg, "accounts": account} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"-f", dir, "-t", strconv.Itoa(seconds), "-s"}
+	if dial != "" {
+		args = append(args, "-e", "/dial "+dial)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds+10)*time.Second)
+	b := &baresip{port: sipPort, out: &lockedBuffer{}, done: make(chan error, 1)}
+	b.cmd = exec.CommandContext(ctx, bin, args...)
+	b.cmd.Dir = dir
+	b.cmd.Stdout, b.cmd.Stderr = b.out, b.out
+	if err := b.cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start baresip: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("baresip output:\n%s", b.out)
+		}
+	})
+	go func() {
+		b.done <- b.cmd.Wait()
+		cancel()
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-b.done:
+		case <-time.After(time.Duration(seconds+10) * time.Second):
+			_ = b.cmd.Process.Kill()
+		}
+	})
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		c, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(sipPort))
+		if err != nil {
+			return b
+		}
+		_ = c.Close()
+	}
+	t.Fatalf("baresip did not listen on %d\n%s", sipPort, b.out)
+	return b
+}
+
+func (b *baresip) addr() string { return "127.0.0.1:" + strconv.Itoa(b.port) }
+
+// toneWAV is a WAV file (16-bit mono 8 kHz) of a 440 Hz sine at -12 dBFS.
+func toneWAV(seconds float64) []byte {
+	n := int(seconds * 8000)
+	var b bytes.Buffer
+	le := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	le(uint32(36 + 2*n))
+	b.WriteString("WAVEfmt ")
+	le(uint32(16))
+	le(uint16(1))    // PCM
+	le(uint16(1))    // mono
+	le(uint32(8000)) // rate
+	le(uint32(16000))
+	le(uint16(2))
+	le(uint16(16))
+	b.WriteString("data")
+	le(uint32(2 * n))
+	for i := range n {
+		le(int16(8000 * math.Sin(2*math.Pi*440*float64(i)/8000)))
+	}
+	return b.Bytes()
 }

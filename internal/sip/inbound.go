@@ -209,7 +209,9 @@ func (p *Provider) answer(req *sip.Request, tx sip.ServerTransaction, callID, si
 		p.ended(callID, sipCallID, call.Canceled, "")
 	case errors.Is(stopCause, errClosing):
 		p.ended(callID, sipCallID, call.Canceled, call.ReasonSystemShutdown)
-	case errors.Is(context.Cause(d.Context()), sip.ErrTransactionCanceled):
+	case errors.Is(context.Cause(d.Context()), sip.ErrTransactionCanceled), d.LoadState() == sip.DialogStateEnded:
+		// CANCEL before our 200, or a BYE that overtook its ACK (both are
+		// handled on their own goroutines): the caller hung up first.
 		p.ended(callID, sipCallID, call.Canceled, call.ReasonCustomerEnded)
 	default:
 		log.Info("sip call not answered", "call_id", callID, "cause", stopCause, "err", ackErr)

@@ -509,3 +509,60 @@ func TestInboundCanceled(t *testing.T) {
 	}
 	s.wait(t, 5*time.Second)
 }
+
+// toneFrames counts the 20 ms frames of pcm louder than -30 dBFS.
+func toneFrames(pcm []int16) int {
+	n := 0
+	for i := 0; i+160 <= len(pcm); i += 160 {
+		if audio.DBFS(pcm[i:i+160]) > -30 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBaresip: a real softphone both ways. It calls a number and its
+// microphone (2 s of a 440 Hz tone) reaches Receive until it hangs up at
+// the end of it; and it answers our call, and its tone reaches us until it
+// hangs up.
+func TestBaresip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, codec string
+		enc         audio.Encoding
+	}{{"inbound", "PCMA", audio.Alaw}, {"outbound", "PCMU", audio.Mulaw}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			adm := &admitter{}
+			p, ev := testProvider(t, Config{}, adm.admit)
+			var line telephony.Line
+			if tc.name == "inbound" {
+				startBaresip(t, "bot", tc.codec, "sip:+16175550100@"+p.Addr().String(), 2, 4)
+				a := ev.expect(t, telephony.Answered, 10*time.Second)
+				if in := adm.incoming(); len(in) != 1 || in[0].To != "+16175550100" || in[0].From != "bot" {
+					t.Errorf("admitted %+v, want To +16175550100 From bot", in)
+				}
+				line = a.Line
+			} else {
+				b := startBaresip(t, testTo, tc.codec, "", 2, 6)
+				if err := p.Place(t.Context(), telephony.PlaceRequest{CallID: "call_bs", From: testFrom, To: testTo,
+					Trunk: telephony.Trunk{Address: b.addr(), Transport: "udp"}}); err != nil {
+					t.Fatalf("Place: %v", err)
+				}
+				line = answered(t, ev, "call_bs")
+			}
+			if f := line.Format(); f.Encoding != tc.enc {
+				t.Errorf("Format() = %v, want %s (baresip offers %s only)", f, tc.enc, tc.codec)
+			}
+			rec := newRecorder()
+			e := waitEnd(t, receive(t, line, rec), 10*time.Second)
+			if e.Outcome != "completed" || e.Reason != "customer-ended-call" {
+				t.Errorf("Receive = %+v, want completed / customer-ended-call (baresip hung up)", e)
+			}
+			got, _ := rec.snapshot()
+			if n := toneFrames(decode(line.Format(), got)); n < 75 {
+				t.Errorf("%d frames of baresip's tone received (%d bytes), want ≥ 75 of its 100", n, len(got))
+			}
+		})
+	}
+}

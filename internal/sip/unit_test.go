@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"net/netip"
 	"slices"
-	"time"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emiago/sipgo/sip"
 
@@ -347,8 +347,8 @@ func TestReorderBuffer(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("released %v, want 65534 65535 with 1 held", got)
 	}
-	push(0, 45) // arrives: both go
-	push(1, 50) // a duplicate
+	push(0, 45)     // arrives: both go
+	push(1, 50)     // a duplicate
 	push(65500, 60) // 38 behind: late
 	if want := []uint16{65534, 65535, 0, 1}; !slices.Equal(got, want) {
 		t.Fatalf("released %v, want %v", got, want)
