@@ -76,24 +76,23 @@ func newPortAllocator(r PortRange) *portAllocator {
 	return &portAllocator{r: r, next: r.Min + r.Min%2}
 }
 
-// candidates returns the even ports to try, in order, once each.
-func (a *portAllocator) candidates() []int {
+// candidates calls try with each even port of the range once, starting
+// after the last port taken, until try returns true.
+func (a *portAllocator) candidates(try func(port int) bool) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	first := a.r.Min + a.r.Min%2
 	last := a.r.Max - 1 // RTCP needs port+1 ≤ Max
-	n := (last-first)/2 + 1
-	ports := make([]int, 0, n)
 	p := a.next
-	for range n {
-		if p > last {
+	a.mu.Unlock()
+	for range (last-first)/2 + 1 {
+		if p > last || p < first {
 			p = first
 		}
-		ports = append(ports, p)
+		if try(p) {
+			return
+		}
 		p += 2
 	}
-	a.next = ports[0] + 2
-	return ports
 }
 
 // taken records that port was bound, so the next search starts after it.
@@ -114,7 +113,8 @@ type rtpMedia struct {
 func (p *Provider) openMedia() (*rtpMedia, error) {
 	bind := net.IP(p.listenHost.AsSlice())
 	var lastErr error
-	for _, port := range p.ports.candidates() {
+	var m *rtpMedia
+	p.ports.candidates(func(port int) bool {
 		sess := &media.MediaSession{
 			Codecs: []media.Codec{media.CodecAudioUlaw, media.CodecAudioAlaw, media.CodecTelephoneEvent8000},
 			Laddr:  net.UDPAddr{IP: bind, Port: port},
@@ -122,18 +122,22 @@ func (p *Provider) openMedia() (*rtpMedia, error) {
 		}
 		if err := sess.Init(); err != nil {
 			lastErr = err
-			continue
+			return false
 		}
 		p.ports.taken(port)
 		var b [8]byte
 		_, _ = rand.Read(b[:])
-		return &rtpMedia{
+		m = &rtpMedia{
 			sess:      sess,
 			local:     netip.AddrPortFrom(p.publicIP, uint16(port)),
 			sessionID: binary.BigEndian.Uint64(b[:]) >> 2, // SDP ids are decimal; keep them short
-		}, nil
+		}
+		return true
+	})
+	if m == nil {
+		return nil, fmt.Errorf("sip: no free RTP port in %d-%d: %w", p.cfg.RTPPorts.Min, p.cfg.RTPPorts.Max, lastErr)
 	}
-	return nil, fmt.Errorf("sip: no free RTP port in %d-%d: %w", p.cfg.RTPPorts.Min, p.cfg.RTPPorts.Max, lastErr)
+	return m, nil
 }
 
 func (m *rtpMedia) close() {

@@ -566,3 +566,25 @@ func TestBaresip(t *testing.T) {
 		})
 	}
 }
+
+// TestReinvite: a session refresh (re-INVITE) from the far party is
+// answered 200 with our SDP (SIPp checks it) and the call goes on.
+func TestReinvite(t *testing.T) {
+	t.Parallel()
+	p, ev := testProvider(t, Config{}, nil)
+	s := startSIPp(t, false, "-sf", "sip_uas_reinvite.xml")
+	place(t, p, "call_reinvite", trunkOf(s, "udp"))
+	line := answered(t, ev, "call_reinvite")
+	endCh := receive(t, line, newRecorder())
+	time.Sleep(1200 * time.Millisecond) // the refresh comes after 500 ms
+	select {
+	case e := <-endCh:
+		t.Fatalf("the line ended (%+v) on a session refresh", e)
+	default:
+	}
+	if err := line.Hangup(t.Context()); err != nil {
+		t.Errorf("Hangup: %v", err)
+	}
+	waitEnd(t, endCh, 5*time.Second)
+	s.wait(t, 5*time.Second)
+}

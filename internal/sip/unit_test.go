@@ -311,19 +311,21 @@ func TestParsePortRange(t *testing.T) {
 
 func TestPortAllocator(t *testing.T) {
 	a := newPortAllocator(PortRange{10001, 10010})
-	got := a.candidates()
-	want := []int{10002, 10004, 10006, 10008}
-	if len(got) != len(want) {
-		t.Fatalf("candidates() = %v, want %v", got, want)
+	all := func() (ports []int) {
+		a.candidates(func(p int) bool { ports = append(ports, p); return false })
+		return ports
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("candidates() = %v, want %v", got, want)
-		}
+	if got, want := all(), []int{10002, 10004, 10006, 10008}; !slices.Equal(got, want) {
+		t.Fatalf("candidates = %v, want %v", got, want)
 	}
 	a.taken(10004)
-	if got := a.candidates(); got[0] != 10006 || got[3] != 10004 {
-		t.Errorf("after taken(10004) candidates() = %v, want to start at 10006 and wrap", got)
+	if got, want := all(), []int{10006, 10008, 10002, 10004}; !slices.Equal(got, want) {
+		t.Errorf("after taken(10004) candidates = %v, want %v", got, want)
+	}
+	var tried []int
+	a.candidates(func(p int) bool { tried = append(tried, p); return p == 10008 })
+	if want := []int{10006, 10008}; !slices.Equal(tried, want) {
+		t.Errorf("candidates stopping at 10008 tried %v, want %v", tried, want)
 	}
 }
 
