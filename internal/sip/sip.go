@@ -247,6 +247,11 @@ func New(cfg Config, sink telephony.EventSink, admit telephony.Admitter, log *sl
 	p.srv.OnCancel(func(req *sip.Request, tx sip.ServerTransaction) {
 		p.respond(tx, req, 481, "Call/Transaction Does Not Exist")
 	})
+	// REGISTER, SUBSCRIBE, MESSAGE, REFER to us…: 405 with what we allow,
+	// quietly (scanners send them all day; sipgo's default logs a warning).
+	p.srv.OnNoRoute(func(req *sip.Request, tx sip.ServerTransaction) {
+		p.respond(tx, req, 405, "Method Not Allowed", sip.NewHeader("Allow", allowMethods))
+	})
 	return p, nil
 }
 
