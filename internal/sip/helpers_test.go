@@ -92,7 +92,7 @@ func testProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provider
 		cfg.ListenAddr = "127.0.0.1:0"
 	}
 	if cfg.RTPPorts == (PortRange{}) {
-		cfg.RTPPorts = PortRange{Min: 30000, Max: 31999}
+		cfg.RTPPorts = PortRange{Min: 28000, Max: 31999}
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p, err := New(cfg, ev.sink, admit, log)
@@ -275,16 +275,20 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// sippPorts hands each SIPp a distinct SIP port and media port band
-// (SIPp takes mport and a few above it), outside the providers' RTP range.
+// sippPorts hands each SIPp and baresip a distinct SIP port and media port
+// band (SIPp takes mport and a few above it).
 var sippPorts atomic.Int32
 
 func nextSIPpPorts(t *testing.T) (sipPort, mediaPort int) {
 	t.Helper()
 	for range 50 {
 		n := int(sippPorts.Add(1))
-		sipPort = 25000 + 2*n // baresip takes the port above for TLS
-		mediaPort = 40000 + n*10
+		// All below the kernel's ephemeral range (32768 up), so that no
+		// socket opened meanwhile takes them: SIP 20000-21999 (baresip
+		// takes the port above for TLS), media 22000-27999, and the
+		// providers' RTP 28000-31999.
+		sipPort = 20000 + 2*(n%1000)
+		mediaPort = 22000 + 6*(n%1000)
 		if portsFree(sipPort, mediaPort) {
 			return sipPort, mediaPort
 		}
@@ -328,6 +332,9 @@ func startSIPp(t *testing.T, pcap bool, args ...string) *sipp {
 		t.Skip("sipp not installed (apt-get install sip-tester)")
 	}
 	dir := t.TempDir()
+	if pcap && os.Geteuid() != 0 {
+		t.Skip("SIPp plays pcap audio through a raw socket: needs root (or CAP_NET_RAW)")
+	}
 	if pcap {
 		if err := os.Mkdir(filepath.Join(dir, "pcap"), 0o755); err != nil {
 			t.Fatal(err)
@@ -369,9 +376,16 @@ func startSIPp(t *testing.T, pcap bool, args ...string) *sipp {
 		cancel()
 	}()
 	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
+		var err error
+		select {
+		case err = <-s.done:
+		case <-time.After(100 * time.Millisecond):
 			_ = s.cmd.Process.Kill()
-			<-s.done
+			err = <-s.done
+		}
+		s.done <- err
+		if t.Failed() {
+			t.Logf("sipp %v:\n%s\n%s", s.cmd.Args, s.out, s.logs())
 		}
 	})
 	// Listening: its SIP port can no longer be bound.

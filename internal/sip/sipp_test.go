@@ -458,7 +458,7 @@ func TestCloseEndsCalls(t *testing.T) {
 	t.Parallel()
 	labelGoroutines(t)
 	ev := newEvents()
-	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: 30000, Max: 31999}}, ev.sink, nil, nil)
+	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: 28000, Max: 31999}}, ev.sink, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
