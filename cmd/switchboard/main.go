@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
@@ -29,6 +31,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/id"
 	"switchboard/internal/secret"
+	"switchboard/internal/sip"
 	"switchboard/internal/speech/cloud/deepgram"
 	"switchboard/internal/speech/cloud/elevenlabs"
 	"switchboard/internal/telephony/sandbox"
@@ -184,6 +187,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&sp.LocalSTTModelDir, "local-stt-model-dir", env("SWITCHBOARD_LOCAL_STT_MODEL_DIR", ""), "local transcriber: pocketsphinx en-us model directory (env SWITCHBOARD_LOCAL_STT_MODEL_DIR; default the pocketsphinx-en-us package's)")
 	fs.StringVar(&sp.EspeakProgram, "espeak-program", env("SWITCHBOARD_ESPEAK_PROGRAM", ""), "local voice: run this espeak-ng program instead of the linked library (env SWITCHBOARD_ESPEAK_PROGRAM; default the library, else espeak-ng on PATH)")
 	secretKeyFile := fs.String("secret-key-file", env("SWITCHBOARD_SECRET_KEY_FILE", ""), "file holding the secret key that seals phone connection passwords (base64 of 32 random bytes, e.g. `openssl rand -base64 32`); default with SQLite: switchboard.key next to the database, created when missing; PostgreSQL needs this or SWITCHBOARD_SECRET_KEY, the same on every node (env SWITCHBOARD_SECRET_KEY_FILE)")
+	sipAddr := fs.String("sip-addr", env("SWITCHBOARD_SIP_ADDR", sip.DefaultListenAddr), "SIP listen address, UDP and TCP, for the SIP connections' calls; off disables SIP (env SWITCHBOARD_SIP_ADDR)")
+	sipPublicIP := fs.String("sip-public-ip", env("SWITCHBOARD_SIP_PUBLIC_IP", ""), "the address put in SIP Contact headers and SDP, for a server behind NAT; default the listen address if specific, else this host's first non-loopback IPv4 (env SWITCHBOARD_SIP_PUBLIC_IP)")
+	rtpPorts := fs.String("rtp-ports", env("SWITCHBOARD_RTP_PORTS", fmt.Sprintf("%d-%d", sip.DefaultRTPPorts.Min, sip.DefaultRTPPorts.Max)), "UDP port range for the RTP audio of SIP calls (env SWITCHBOARD_RTP_PORTS)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -212,6 +218,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.SecretKey, err = secret.ParseKey(v); err != nil {
 			return fmt.Errorf("SWITCHBOARD_SECRET_KEY: %w", err)
 		}
+	}
+	if *sipAddr != "off" {
+		ports, err := sip.ParsePortRange(*rtpPorts)
+		if err != nil {
+			return fmt.Errorf("--rtp-ports: %w", err)
+		}
+		if _, _, err := net.SplitHostPort(*sipAddr); err != nil {
+			return fmt.Errorf("--sip-addr: want host:port or off, got %q", *sipAddr)
+		}
+		if *sipPublicIP != "" {
+			if _, err := netip.ParseAddr(*sipPublicIP); err != nil {
+				return fmt.Errorf("--sip-public-ip: want an IP address, got %q", *sipPublicIP)
+			}
+		}
+		cfg.SIP = &sip.Config{ListenAddr: *sipAddr, PublicIP: *sipPublicIP, RTPPorts: ports}
 	}
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	cfg.SandboxVoice = *sandboxVoice

@@ -24,7 +24,8 @@ func serveOnce(t *testing.T, args ...string) (stdout, stderr string) {
 	out, errb := &lockedBuffer{}, &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, append([]string{"serve"}, args...), out, errb) }()
+	// SIP on a free loopback port: tests run side by side, and 5060 may be taken.
+	go func() { done <- run(ctx, append([]string{"serve", "--sip-addr", "127.0.0.1:0"}, args...), out, errb) }()
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), `"msg":"serving"`); {
 		if time.Now().After(deadline) {
 			cancel()
@@ -160,4 +161,31 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestSIPFlags: bad SIP flags are refused naming the flag; off serves no SIP.
+func TestSIPFlags(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sip-addr", "5060"}, "--sip-addr"},
+		{[]string{"--sip-addr", "127.0.0.1:0", "--rtp-ports", "20000-10000"}, "--rtp-ports"},
+		{[]string{"--sip-addr", "127.0.0.1:0", "--sip-public-ip", "nat.example.com"}, "--sip-public-ip"},
+	} {
+		var sink bytes.Buffer
+		err := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, tc.args...), &sink, &sink)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve %v: err = %v, want a refusal naming %s", tc.args, err, tc.want)
+		}
+	}
+	_, log := serveOnce(t, "--addr", "127.0.0.1:0", "--db", db, "--sip-addr", "off")
+	if strings.Contains(log, "serving SIP") {
+		t.Error("--sip-addr off served SIP")
+	}
+	_, log = serveOnce(t, "--addr", "127.0.0.1:0", "--db", "sqlite:"+filepath.Join(t.TempDir(), "sb2.db"))
+	if !strings.Contains(log, "serving SIP") {
+		t.Errorf("serve without --sip-addr off did not serve SIP:\n%s", log)
+	}
 }

@@ -40,6 +40,7 @@ import (
 	"switchboard/internal/llm/anthropic"
 	"switchboard/internal/llm/openai"
 	"switchboard/internal/scheduling"
+	"switchboard/internal/sip"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
@@ -73,6 +74,9 @@ type Config struct {
 	// public port behind it. With neither, /metrics is not served.
 	MetricsToken string
 	Sandbox      sandbox.Config
+	// SIP, when set, serves SIP calls (outbound through organizations'
+	// SIP connections, inbound to their numbers); nil disables SIP.
+	SIP *sip.Config
 	// LostCallGrace is how long a queued or ringing call may go without any
 	// progress, and a conversation may outlive its maximum duration, before
 	// housekeeping ends it as lost (its owner died).
@@ -154,6 +158,7 @@ type Main struct {
 	db      *Database
 	queue   *jobs.Queue
 	sandbox *sandbox.Network
+	sip     *sip.Provider // nil when SIP is off
 	api     *httpapi.Server
 	http    *http.Server
 	ln      net.Listener
@@ -247,6 +252,18 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
 	m.sandbox = sandbox.New(m.sandboxConfig(cfg), calls.HandleEvent, log.With("provider", "sandbox"))
 	calls.AddProvider(m.sandbox)
+	calls.UseSecrets(sealer)
+	if cfg.SIP != nil {
+		if m.sip, err = sip.New(*cfg.SIP, calls.HandleEvent, calls.Admit, log); err != nil {
+			return nil, err
+		}
+		if err := m.sip.Start(ctx); err != nil {
+			return nil, err
+		}
+		calls.AddProvider(m.sip)
+		reg.MustRegister(m.sip.Collector())
+		log.Info("serving SIP", "addr", m.sip.Addr().String())
+	}
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	// One budget of refusals per client address, shared by the REST API
 	// and the gateway: a client that floods either is slowed on both.
@@ -565,10 +582,14 @@ func (m *Main) stopCalls(ctx context.Context) (done <-chan struct{}, err error) 
 		}},
 		{"speech engines", m.speech.Close},
 		{"provider calls", func() error {
-			if m.sandbox != nil {
-				return m.sandbox.Close()
+			var errs []error
+			if m.sip != nil {
+				errs = append(errs, m.sip.Close())
 			}
-			return nil
+			if m.sandbox != nil {
+				errs = append(errs, m.sandbox.Close())
+			}
+			return errors.Join(errs...)
 		}},
 		{"background loops", func() error {
 			m.workers.Wait()

@@ -151,7 +151,13 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 	}
 	if err := prov.Place(ctx, preq); err != nil {
 		s.log.Warn("provider refused call", "call_id", c.ID, "provider", p.Provider, "err", err)
-		ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonProviderFailed})
+		outcome, reason := call.Failed, call.ReasonProviderFailed
+		var te *telephony.Error
+		if errors.As(err, &te) && call.ValidOutcome(call.Outcome(te.Outcome)) && te.Reason != "" {
+			// The provider classified its failure (the SIP status table).
+			outcome, reason = call.Outcome(te.Outcome), te.Reason
+		}
+		ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: reason})
 		if terr != nil {
 			return c, terr
 		}

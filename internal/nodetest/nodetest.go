@@ -117,7 +117,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--log-level", "info"}, o.Args...)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--sip-addr", "127.0.0.1:0", "--log-level", "info"}, o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:noctx // the node outlives ctx: Kill and Stop end it
 	// Every node of a test shares one secret key, as nodes on one
 	// PostgreSQL database must (SQLite nodes would make their own file).

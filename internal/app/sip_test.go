@@ -1,0 +1,242 @@
+package app
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/internal/sip"
+	"switchboard/internal/sip/siptest"
+)
+
+// sipBundle is a server with SIP on a port of its own on 127.0.0.1, a SIP
+// connection to peer (host:port) whose inbound sources are sources, and
+// number bought on it with a flow assistant for both directions.
+type sipBundle struct {
+	*testBundle
+	sipAddr  string
+	conn     string
+	purchase string
+	number   string
+}
+
+// keypadFlow greets, asks for a key and answers the key 1; speech goes to
+// "other".
+var keypadFlow = map[string]any{"start": "menu", "nodes": map[string]any{
+	"menu": map[string]any{"type": "ask", "text": "Press 1 for sales.", "branches": []any{
+		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "next": "sales"},
+		map[string]any{"match": map[string]any{"kind": "regex", "pattern": "(?P<said>.+)"}, "next": "other"},
+	}},
+	"sales": map[string]any{"type": "ask", "text": "Sales here. What do you need?", "branches": []any{
+		map[string]any{"match": map[string]any{"kind": "regex", "pattern": "(?P<need>.+)"}, "next": "other"},
+	}},
+	"other": map[string]any{"type": "ask", "text": "I heard you. Press 1 for sales.", "branches": []any{
+		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "next": "sales"},
+	}},
+}}
+
+func startSIP(t *testing.T, dbURL, peer string, sources []string, inbound bool) *sipBundle {
+	t.Helper()
+	cfg := testConfig(dbURL)
+	port := siptest.Port(t)
+	rtp := siptest.Ports(t, 64)
+	cfg.SIP = &sip.Config{ListenAddr: "127.0.0.1:" + itoa(port), PublicIP: "127.0.0.1",
+		RTPPorts: sip.PortRange{Min: rtp.First, Max: rtp.Last}, RingTimeout: 5 * time.Second, MediaTimeout: 5 * time.Second}
+	b := &sipBundle{testBundle: start(t, cfg), sipAddr: "127.0.0.1:" + itoa(port), number: "+16175550100"}
+	r := b.must(201, "POST", "/v1/phone/connections", map[string]any{"provider": "sip", "name": "Test trunk", "sip": map[string]any{
+		"address": peer, "transport": "udp", "username": "alice", "password": "s3cret",
+		"numbers": []string{b.number, "+16175550101"}, "inboundSources": sources,
+	}})
+	b.conn = r.data()["id"].(string)
+	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Keypad", "firstMessage": "Hello from Switchboard.",
+		"model": map[string]any{"provider": "flow"}, "flow": keypadFlow}).data()["id"].(string)
+	b.purchase = b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": b.number, "provider": "sip"}).data()["id"].(string)
+	alloc := map[string]any{"id": b.purchase, "outboundAssistantId": asst}
+	if inbound {
+		alloc["inboundAssistantId"] = asst
+	}
+	b.must(200, "POST", "/v1/phone/allocate-assistant", alloc)
+	return b
+}
+
+func (b *sipBundle) transcript(callID string) string {
+	var s strings.Builder
+	for _, turn := range b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list() {
+		s.WriteString(turn["role"].(string) + ": " + turn["text"].(string) + "\n")
+	}
+	return s.String()
+}
+
+// TestSIPOutbound: a call placed through the API reaches SIPp through the
+// connection (digest challenge answered), is answered, the assistant's
+// first message is spoken into the line, SIPp's speech reaches the
+// transcript as a caller turn, and POST /v1/calls/{id}/end hangs up with
+// a BYE SIPp accepts; busy is busy.
+func TestSIPOutbound(t *testing.T) {
+	siptest.Require(t)
+	for name, mk := range databases(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			speech := siptest.SpeechWAV(t, "I would like to book an appointment for tomorrow")
+			// The callee lets the greeting play, then speaks (and again).
+			ulaw, err := os.ReadFile(speech.Ulaw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delayed := filepath.Join(t.TempDir(), "delayed.ulaw")
+			if err := os.WriteFile(delayed, append(bytes.Repeat([]byte{0xff}, 4*8000), ulaw...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			callee := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASAnswer, Timeout: 60 * time.Second,
+				Keys: map[string]string{"audio": delayed + ",-1,0"}})
+			b := startSIP(t, mk(t), callee.Addr(), nil, false)
+			callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+				"phone_purchase_id": b.purchase, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+			c := b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 2 })
+			if c["direction"] != "outbound" || c["providerCallId"] == "" || c["providerCallId"] == nil {
+				t.Errorf("answered call: direction %v, providerCallId %v", c["direction"], c["providerCallId"])
+			}
+			deadline := time.Now().Add(25 * time.Second)
+			for time.Now().Before(deadline) && !strings.Contains(b.transcript(callID), "user: ") {
+				time.Sleep(200 * time.Millisecond)
+			}
+			if tr := b.transcript(callID); !strings.Contains(tr, "assistant: Hello") || !strings.Contains(tr, "user: ") {
+				t.Errorf("transcript lacks the first message or the callee's speech:\n%s", tr)
+			}
+			b.must(200, "POST", "/v1/calls/"+callID+"/end", nil)
+			c = b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+			if c["outcome"] != "completed" || c["endedReason"] != "api-ended-call" {
+				t.Errorf("ended %v/%v, want completed/api-ended-call", c["outcome"], c["endedReason"])
+			}
+			callee.WaitOK()
+
+			// A trunk that demands digest credentials gets the connection's.
+			auth := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASAuth, Keys: map[string]string{"user": "alice", "password": "s3cret"}})
+			b.must(201, "POST", "/v1/phone/connections", map[string]any{"provider": "sip", "name": "Auth trunk",
+				"sip": map[string]any{"address": auth.Addr(), "username": "alice", "password": "s3cret", "numbers": []string{"+16175550103"}}})
+			ap := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+16175550103", "provider": "sip"}).data()["id"].(string)
+			b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": ap, "outboundAssistantId": c["assistantId"]})
+			authID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+				"phone_purchase_id": ap, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+			b.waitCall(b.key, authID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 2 })
+			b.must(200, "POST", "/v1/calls/"+authID+"/end", nil)
+			auth.WaitOK()
+
+			busy := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASBusy})
+			b.must(201, "POST", "/v1/phone/connections", map[string]any{"provider": "sip", "name": "Busy trunk",
+				"sip": map[string]any{"address": busy.Addr(), "numbers": []string{"+16175550102"}}})
+			p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+16175550102", "provider": "sip"}).data()["id"].(string)
+			b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": p, "outboundAssistantId": c["assistantId"]})
+			busyID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+				"phone_purchase_id": p, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+			c = b.waitCall(b.key, busyID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+			if c["outcome"] != "busy" || c["endedReason"] != "customer-busy" {
+				t.Errorf("busy callee: %v/%v, want busy/customer-busy", c["outcome"], c["endedReason"])
+			}
+			busy.WaitOK()
+		})
+	}
+}
+
+// TestSIPInbound: baresip dials a purchased number and is answered by the
+// number's inbound assistant (direction inbound, its first message heard
+// by baresip); refused INVITEs get 404 (unknown number), 480 (no inbound
+// assistant) and 403 (a source outside inboundSources), and store nothing.
+func TestSIPInbound(t *testing.T) {
+	siptest.Require(t)
+	for name, mk := range databases(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := startSIP(t, mk(t), "127.0.0.1:5099", []string{"127.0.0.1/32"}, true)
+			// The caller waits for the greeting before speaking.
+			speech := siptest.SpeechWAV(t, "Hello, I have a question about my bill")
+			w, err := siptest.ReadWAV(speech.WAV)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Samples = append(make([]int16, 5*w.Rate), w.Samples...)
+			delayed := filepath.Join(t.TempDir(), "delayed.wav")
+			if err := siptest.WriteWAV(delayed, w); err != nil {
+				t.Fatal(err)
+			}
+			phone := siptest.StartBaresip(t, siptest.BaresipConfig{Audio: delayed, Tail: 6 * time.Second, Timeout: 30 * time.Second,
+				Dial: "sip:" + b.number + "@" + b.sipAddr})
+			res := phone.Wait()
+			if !res.Established {
+				t.Fatalf("baresip's call was not answered: %s", res.Output)
+			}
+			calls := b.must(200, "GET", "/v1/calls?direction=inbound", nil).list()
+			if len(calls) != 1 {
+				t.Fatalf("%d inbound calls, want 1", len(calls))
+			}
+			callID := calls[0]["id"].(string)
+			c := b.waitCall(b.key, callID, 15*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+			if c["direction"] != "inbound" || c["to"] != b.number || c["outcome"] != "completed" {
+				t.Errorf("inbound call %v", c)
+			}
+			if tr := b.transcript(callID); !strings.Contains(tr, "assistant: Hello from Switchboard.") {
+				t.Errorf("transcript lacks the first message:\n%s", tr)
+			}
+
+			for _, tc := range []struct{ number, code string }{
+				{"+16175550199", "404"}, // on no connection
+				{"+16175550101", "404"}, // on the connection, not purchased
+			} {
+				caller := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UACExpect, Remote: b.sipAddr, Service: tc.number,
+					Keys: map[string]string{"code": tc.code}})
+				caller.WaitOK()
+			}
+			// The number with no inbound assistant: bought, outbound only.
+			b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+16175550101", "provider": "sip"})
+			caller := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UACExpect, Remote: b.sipAddr, Service: "+16175550101",
+				Keys: map[string]string{"code": "480"}})
+			caller.WaitOK()
+			if n := len(b.must(200, "GET", "/v1/calls", nil).list()); n != 1 {
+				t.Errorf("%d calls stored, want only the answered one", n)
+			}
+		})
+	}
+}
+
+// TestSIPInboundSource: an INVITE from outside the connection's inbound
+// sources is refused 403 and stores nothing.
+func TestSIPInboundSource(t *testing.T) {
+	siptest.Require(t)
+	eachDB(t, func(t *testing.T, dbURL string) {
+		b := startSIP(t, dbURL, "127.0.0.1:5099", []string{"203.0.113.0/24"}, true)
+		caller := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UACExpect, Remote: b.sipAddr, Service: b.number,
+			Keys: map[string]string{"code": "403"}})
+		caller.WaitOK()
+		if n := len(b.must(200, "GET", "/v1/calls", nil).list()); n != 0 {
+			t.Errorf("%d calls stored for a refused INVITE", n)
+		}
+	})
+}
+
+// TestSIPInboundDTMF: SIPp calls in, talks (a G.711 A-law recording) and
+// presses 1 (RFC 4733): the line is A-law, the key reaches the flow's dtmf
+// branch, and SIPp's BYE ends the call customer-ended-call.
+func TestSIPInboundDTMF(t *testing.T) {
+	siptest.Require(t)
+	siptest.RequireRawSockets(t)
+	eachDB(t, func(t *testing.T, dbURL string) {
+		b := startSIP(t, dbURL, "127.0.0.1:5099", []string{"127.0.0.1"}, true)
+		caller := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UACDTMF, Remote: b.sipAddr, Service: b.number, Timeout: 40 * time.Second})
+		caller.WaitOK()
+		calls := b.must(200, "GET", "/v1/calls?direction=inbound", nil).list()
+		if len(calls) != 1 {
+			t.Fatalf("%d inbound calls, want 1", len(calls))
+		}
+		callID := calls[0]["id"].(string)
+		c := b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+		if c["outcome"] != "completed" || c["endedReason"] != "customer-ended-call" {
+			t.Errorf("ended %v/%v, want completed/customer-ended-call", c["outcome"], c["endedReason"])
+		}
+		if tr := b.transcript(callID); !strings.Contains(tr, "user: Keypad entry: 1") || !strings.Contains(tr, "assistant: Sales here.") {
+			t.Errorf("the key did not reach the flow:\n%s", tr)
+		}
+	})
+}
