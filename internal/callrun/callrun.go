@@ -147,6 +147,32 @@ func (r *Runtime) get(orgID, callID string) (*run, error) {
 	return rn, nil
 }
 
+// End ends live call callID as the API asked (completed, api-ended-call):
+// its conversation ends it, recording what it gathered, and End returns
+// once the conversation has. ended is false when the call does not run
+// here.
+func (r *Runtime) End(ctx context.Context, orgID, callID string) (ended bool, err error) {
+	r.mu.Lock()
+	rn := r.live[callID]
+	r.mu.Unlock()
+	if rn == nil || rn.call.OrgID != orgID {
+		return false, nil
+	}
+	select {
+	case rn.in <- conversation.Input{Kind: conversation.Hangup, Reason: call.ReasonAPIEnded}:
+	case <-rn.done:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	select {
+	case <-rn.done:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // Say makes the assistant of live call callID say text now: with
 // interrupt it cuts short what the assistant is saying, else it follows
 // the turn under way. The text becomes an assistant turn of the transcript.

@@ -282,3 +282,23 @@ func TestSay(t *testing.T) {
 		return len(tr) == 2 && tr[1].Text == "Your order has shipped." && tr[1].Role == call.RoleAssistant
 	})
 }
+
+// TestEnd: the API's end reaches the conversation, which records it
+// (completed, api-ended-call) before End returns; a call that does not
+// run here is left to the caller.
+func TestEnd(t *testing.T) {
+	r, end := newRuntime(t, &fakeStore{a: flowAssistant(t)})
+	line := newTextLine()
+	r.Start(phoneCall, line)
+	recv(t, line.heard)
+	if ended, err := r.End(t.Context(), "org_2", phoneCall.ID); ended || err != nil {
+		t.Errorf("End of another organization's call = %v, %v", ended, err)
+	}
+	if ended, err := r.End(t.Context(), "org_1", phoneCall.ID); !ended || err != nil {
+		t.Fatalf("End = %v, %v", ended, err)
+	}
+	if e := waitEnd(t, end); e != [2]string{"completed", call.ReasonAPIEnded} {
+		t.Errorf("ended %v", e)
+	}
+	recv(t, line.hungUp)
+}

@@ -21,6 +21,10 @@ import (
 // Unavailable); Transfer's error wraps telephony.ErrTransferRefused when
 // the far side refused, and the call goes on.
 type LiveCalls interface {
+	// End ends a call whose conversation runs on this node (completed,
+	// api-ended-call) and returns once the end is recorded; ended is
+	// false, and nothing done, when the call does not run here.
+	End(ctx context.Context, orgID, callID string) (ended bool, err error)
 	// Say makes the assistant speak text now; with interrupt, what it is
 	// saying is cut first, else text follows it.
 	Say(ctx context.Context, orgID, callID, text string, interrupt bool) error
@@ -38,6 +42,21 @@ func (s *Server) endCall(ctx context.Context, r *request) (response, error) {
 	cid, err := pathID(r, "id", id.Call, "call")
 	if err != nil {
 		return response{}, err
+	}
+	if s.cfg.Live != nil {
+		// A conversation this node runs ends itself, so that what it
+		// gathered (its result) is recorded with the end.
+		ended, err := s.cfg.Live.End(ctx, r.orgID, cid)
+		if err != nil {
+			return response{}, err
+		}
+		if ended {
+			c, err := s.store.GetCall(ctx, r.orgID, cid)
+			if err != nil {
+				return response{}, err
+			}
+			return ok(http.StatusOK, "call ended", viewCall(c)), nil
+		}
 	}
 	c, err := s.calls.EndByAPI(ctx, r.orgID, cid)
 	if err != nil {

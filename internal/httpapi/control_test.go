@@ -29,6 +29,9 @@ type fakeLive struct {
 	err   error
 }
 
+// End: the fake runs no conversation, so the API ends calls itself.
+func (f *fakeLive) End(context.Context, string, string) (bool, error) { return false, nil }
+
 func (f *fakeLive) Say(_ context.Context, orgID, callID, text string, interrupt bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
