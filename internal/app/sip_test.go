@@ -240,3 +240,31 @@ func TestSIPInboundDTMF(t *testing.T) {
 		}
 	})
 }
+
+// TestSIPTransfer: POST /v1/calls/{id}/transfer sends a REFER the callee
+// (a SIPp PBX) accepts; the call ends completed / assistant-transferred-call
+// and SIPp gets our BYE.
+func TestSIPTransfer(t *testing.T) {
+	siptest.Require(t)
+	for name, mk := range databases(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pbx := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASRefer, Timeout: 40 * time.Second})
+			b := startSIP(t, mk(t), pbx.Addr(), nil, false)
+			callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+				"phone_purchase_id": b.purchase, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+			b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 2 })
+			if r := b.req("POST", "/v1/calls/"+callID+"/transfer", b.key, map[string]any{"destination": "sip:desk@pbx.example.com"}); r.Status != 200 {
+				t.Fatalf("transfer = %d: %s", r.Status, r.Raw)
+			}
+			c := b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+			if c["outcome"] != "completed" || c["endedReason"] != "assistant-transferred-call" {
+				t.Errorf("ended %v/%v, want completed/assistant-transferred-call", c["outcome"], c["endedReason"])
+			}
+			res := pbx.WaitOK()
+			if !strings.Contains(res.Messages, "Refer-To: <sip:desk@pbx.example.com>") && !strings.Contains(res.Messages, "Refer-To: sip:desk@pbx.example.com") {
+				t.Errorf("the REFER did not name the destination:\n%s", res.Messages)
+			}
+		})
+	}
+}
