@@ -94,7 +94,11 @@ func (p *Provider) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 
 func (p *Provider) refuse(tx sip.ServerTransaction, req *sip.Request, log *slog.Logger, status int, phrase, reason string, err error) {
 	p.stats.refused[reason].Add(1)
-	log.Info("sip INVITE refused", "status", status, "reason", reason, "err", err)
+	// A flood of INVITEs (a scanner trying numbers) logs the first of
+	// each reason per window in full, then a count.
+	if p.refusals.Sample(reason) {
+		log.Info("sip INVITE refused", "status", status, "reason", reason, "err", err)
+	}
 	p.respond(tx, req, status, phrase)
 }
 

@@ -35,6 +35,7 @@ import (
 
 	"switchboard/internal/call"
 	"switchboard/internal/telephony"
+	"switchboard/internal/throttle"
 )
 
 // Name is the provider's name in the API ("provider": "sip").
@@ -176,6 +177,8 @@ type Provider struct {
 	wg      sync.WaitGroup  // dial goroutines, INVITE handlers, lines
 
 	stats stats
+	// refusals samples the log lines of refused INVITEs.
+	refusals *throttle.Sampler
 }
 
 // New checks cfg and builds the provider; nothing listens until Start.
@@ -217,6 +220,7 @@ func New(cfg Config, sink telephony.EventSink, admit telephony.Admitter, log *sl
 		contactUser: "switchboard",
 	}
 	p.stats.refused = map[string]*atomic.Uint64{}
+	p.refusals = throttle.NewSampler(p.log, "sip INVITEs refused", 0)
 	for _, r := range refusalReasons {
 		p.stats.refused[r] = new(atomic.Uint64)
 	}
@@ -434,6 +438,7 @@ func (p *Provider) Close() error {
 	}
 	err := errors.Join(p.udpConn.Close(), p.tcpLn.Close())
 	p.serveWG.Wait()
+	p.refusals.Flush()
 	return errors.Join(err, p.ua.Close())
 }
 
