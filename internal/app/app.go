@@ -258,7 +258,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			return nil, err
 		}
 		if err := m.sip.Start(ctx); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (--sip-addr HOST:PORT serves SIP elsewhere; --sip-addr off disables it)", err)
 		}
 		calls.AddProvider(m.sip)
 		reg.MustRegister(m.sip.Collector())
