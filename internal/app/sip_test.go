@@ -268,3 +268,23 @@ func TestSIPTransfer(t *testing.T) {
 		})
 	}
 }
+
+// TestSIPCancel: POST /v1/calls/{id}/end while the callee rings sends a
+// CANCEL (the SIPp callee answers 200 and 487); the call ends canceled /
+// api-ended-call.
+func TestSIPCancel(t *testing.T) {
+	siptest.Require(t)
+	eachDB(t, func(t *testing.T, dbURL string) {
+		callee := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASNoAnswer})
+		b := startSIP(t, dbURL, callee.Addr(), nil, false)
+		callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+			"phone_purchase_id": b.purchase, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+		b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 1 })
+		b.must(200, "POST", "/v1/calls/"+callID+"/end", nil)
+		c := b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+		if c["outcome"] != "canceled" || c["endedReason"] != "api-ended-call" {
+			t.Errorf("ended %v/%v, want canceled/api-ended-call", c["outcome"], c["endedReason"])
+		}
+		callee.WaitOK()
+	})
+}
