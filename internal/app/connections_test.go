@@ -88,6 +88,7 @@ func TestConnections(t *testing.T) {
 			!slices.Equal(strs(sip["inboundSources"]), []string{"203.0.113.0/24", "198.51.100.7/32"}) {
 			t.Errorf("created connection = %s; want the normalized trunk (default port 5060, udp, E.164, prefixes) with hasPassword true", r.Raw)
 		}
+		time.Sleep(2 * time.Millisecond) // creation times are in milliseconds: "newest" needs a later one
 		open := b.must(201, "POST", "/v1/phone/connections", trunk("Open trunk", "", "+16175550102")).data()
 		if s, _ := open["sip"].(map[string]any); s["hasPassword"] != false || s["username"] != "" || s["address"] != "sip.example.com:5060" {
 			t.Errorf("connection without credentials = %v; want hasPassword false, no username", open)
@@ -133,6 +134,7 @@ func TestConnections(t *testing.T) {
 		if r.code() != "number_taken" {
 			t.Errorf("connection with taken numbers: code %q, want number_taken", r.code())
 		}
+		time.Sleep(2 * time.Millisecond) // "oldest connection first" needs a later creation time
 		b.must(201, "POST", "/v1/phone/connections", trunk("Mine too", "", "+16175550199"))
 		theirConn := b.req("POST", "/v1/phone/connections", ok, trunk("Theirs", "", "+16175550198"))
 		if theirConn.Status != 201 {

@@ -105,8 +105,17 @@ func (r SIPpResult) String() string {
 // config fails it.
 func StartSIPp(t testing.TB, cfg SIPpConfig) *SIPp {
 	t.Helper()
-	Require(t)
+	// A bad config fails the test even where the peers are missing.
 	sc, scenarioArgs, keys := sippScenario(t, cfg)
+	transport, proto := "u1", "udp"
+	switch cfg.Transport {
+	case "", "udp":
+	case "tcp":
+		transport, proto = "t1", "tcp"
+	default:
+		t.Fatalf("siptest.StartSIPp: Transport %q, want udp or tcp", cfg.Transport)
+	}
+	Require(t)
 	if sc.pcap {
 		RequireRawSockets(t)
 	}
@@ -115,14 +124,6 @@ func StartSIPp(t testing.TB, cfg SIPpConfig) *SIPp {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
-	}
-	transport, proto := "u1", "udp"
-	switch cfg.Transport {
-	case "", "udp":
-	case "tcp":
-		transport, proto = "t1", "tcp"
-	default:
-		t.Fatalf("siptest.StartSIPp: Transport %q, want udp or tcp", cfg.Transport)
 	}
 	s := &SIPp{
 		Port:  Port(t),
