@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-recovery fuzz clean
+.PHONY: help build build-native run test test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -71,6 +71,7 @@ fuzz: ## fuzz every parser of untrusted input (REST bodies, gateway frames, flow
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./internal/speech/cloud/deepgram/
 	$(GO) test -run '^$$' -fuzz FuzzPipelineWrite -fuzztime 20s ./internal/voice/
 	$(GO) test -run '^$$' -fuzz FuzzAudioFrames -fuzztime 20s ./internal/gateway/
+	$(GO) test -run '^$$' -fuzz FuzzFrames -fuzztime 20s ./internal/audio/amd/
 
 bench-gateway: ## 1,000 concurrent text-mode web calls through a flow; writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchgateway -calls 1000 -out docs/benchmarks.md
@@ -82,6 +83,10 @@ bench-voice: ## voice pipeline: platform share of a turn, concurrent audio calls
 bench-bargein: ## barge-in on the local engines in real time: espeak-ng callers interrupt (or say "uh-huh") over the assistant, web and phone lines; prints the figures for docs/benchmarks.md
 	@./scripts/ensure-deps.sh speech
 	SWITCHBOARD_BENCH_BARGEIN=1 CGO_ENABLED=1 $(GO) test -tags speech_native -run '^TestBargeInLocal$$' -count=1 -v ./internal/voice/
+
+bench-voicemail: ## voicemail detection on a labelled set of espeak-ng people and voicemail greetings over μ-law, with the local recognizer; writes docs/benchmarks.md
+	@./scripts/ensure-deps.sh speech
+	CGO_ENABLED=1 $(GO) run -tags speech_native ./internal/bench/cmd/benchvoicemail -out docs/benchmarks.md
 
 bench-recovery: ## crash recovery of scheduled calls: SIGKILL a node holding dial jobs, restart it or keep a survivor (SQLite, PostgreSQL); writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchrecovery -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md

@@ -1,0 +1,5 @@
+//go:build !(cgo && speech_native)
+
+package amdtest
+
+const nativeBuild = false
