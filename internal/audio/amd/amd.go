@@ -281,8 +281,8 @@ func New(cfg Config) (*Detector, error) {
 
 // Reset starts over, as at a new answer.
 func (d *Detector) Reset() {
-	*d = Detector{cfg: d.cfg, samples: d.samples, coef: d.coef, // buf is scratch
-
+	// The configuration stays; buf is scratch.
+	*d = Detector{cfg: d.cfg, samples: d.samples, coef: d.coef,
 		greeting: d.greeting, gap: d.gap, silence: d.silence, decideBy: d.decideBy,
 		beepMin: d.beepMin, cueSilence: d.cueSilence, cueMax: d.cueMax,
 		lastVoiced: -1, lastSound: -1, beepStart: -1, beepEnd: -1, cueAt: -1}

@@ -233,3 +233,23 @@ func FuzzFrames(f *testing.F) {
 		}
 	})
 }
+
+// TestReset: a reset detector decides afresh, as a new one would.
+func TestReset(t *testing.T) {
+	d := run(t, Config{}, rep(".", 400)+rep("#", 3000)+rep("b", 400))
+	d.Reset()
+	if got := d.Decision(); got.Final || d.Elapsed() != 0 {
+		t.Fatalf("after Reset: Decision() = %+v, Elapsed() = %v, want undecided at 0", got, d.Elapsed())
+	}
+	if _, _, _, ok := d.Beep(); ok {
+		t.Fatal("after Reset: Beep() ok")
+	}
+	for _, f := range pattern(8000, rep(".", 400)+rep("#", 600)+rep(".", 1000)) {
+		if _, err := d.Frame(f.pcm, f.speech); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := d.Decision(); got.Result != Human || got.At != 1800*time.Millisecond {
+		t.Errorf("after Reset, hello then silence: Decision() = %v at %v, want human at 1.8s", got.Result, got.At)
+	}
+}
