@@ -431,6 +431,12 @@ func (p *Pipeline) send(b []byte) error {
 		if err := p.out.Audio(payload); err != nil {
 			return err
 		}
+		if p.recDec != nil {
+			pcm, _ := p.recDec.Write(payload) // Out was validated in New
+			for _, f := range pcm {
+				p.cfg.Recorder.Assistant(f)
+			}
+		}
 	}
 	if end {
 		p.out.AudioDone(t.id)

@@ -100,6 +100,21 @@ type Config struct {
 	// Observer, when set, is told of each call's turns, barge-ins and end
 	// (the server's metrics). Its methods must be cheap and not block.
 	Observer Observer
+	// Recorder, when set, hears both sides of the call (the call's
+	// recording, internal/recording).
+	Recorder Recorder
+}
+
+// Recorder hears both sides of a call, one 20 ms frame of PCM16 at
+// audio.PipelineRate at a time: Caller each frame of the caller's audio as
+// it arrives (from Write's goroutine), Assistant each frame of the
+// assistant's as the pacer sends it (decoded back from the Out format: what
+// the caller heard). The caller's frames also go on to the recognizer: a
+// Recorder copies what it keeps and changes nothing. Its methods must not
+// block.
+type Recorder interface {
+	Caller(pcm []int16)
+	Assistant(pcm []int16)
 }
 
 // Observer watches voice calls, for metrics.
@@ -124,6 +139,7 @@ type Pipeline struct {
 	log *slog.Logger
 
 	dec    *audio.Decoder // owned by the transport's reader (Write)
+	recDec *audio.Decoder // the pacer's: sent frames back to PCM for the Recorder
 	frames chan frame     // decoded caller audio, drop-oldest
 	notes  chan note      // pacer → listen: a turn's audio was played out
 	speakQ chan speakItem // engine → speak: sentences and turn ends
@@ -216,6 +232,9 @@ func New(cfg Config, out Output) (*Pipeline, error) {
 		sttHz: map[bool]int{true: 8000, false: 16000}[cfg.In.SampleRate == 8000],
 	}
 	p.pacer = audio.NewPacer(cfg.PacerCapacity, p.send, cfg.Clock)
+	if cfg.Recorder != nil {
+		p.recDec = audio.NewDecoder(cfg.Out)
+	}
 	return p, nil
 }
 
@@ -230,6 +249,9 @@ func (p *Pipeline) Write(b []byte) error {
 	p.decDropped.Store(p.dec.Dropped()) // the decoder is the writer's; Stats reads this
 	now := p.cfg.Now()
 	for _, f := range frames {
+		if p.cfg.Recorder != nil {
+			p.cfg.Recorder.Caller(f)
+		}
 		fr := frame{pcm: f, at: now}
 		select {
 		case p.frames <- fr:
