@@ -139,6 +139,10 @@ type Call struct {
 	EndedAt     time.Time
 	// Result is set by the conversation when the call ends.
 	Result Result
+	// Recording is the path of the call's recording under the data
+	// directory ('' when it has none); set once the recording is in place
+	// (store.SetCallRecording), never by UpdateCall.
+	Recording string
 }
 
 // DurationSeconds is the talk time: from start to end, 0 if it never started.

@@ -147,6 +147,10 @@ type Store interface {
 	// organization's subscribed webhook endpoints and, when c has just
 	// ended, its analysis (state pending).
 	UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...Event) error
+	// SetCallRecording records that the call has a recording at path
+	// (relative to the data directory); NotFound when the organization has
+	// no such call. Only this method sets Call.Recording.
+	SetCallRecording(ctx context.Context, orgID, callID, path string) error
 	// StaleCalls lists calls of any organization that are not ended and were
 	// last updated before the given time.
 	StaleCalls(ctx context.Context, updatedBefore time.Time, limit int) ([]call.Call, error)

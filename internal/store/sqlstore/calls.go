@@ -14,7 +14,7 @@ import (
 	"switchboard/internal/store"
 )
 
-const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id`
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording`
 
 func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var c call.Call
@@ -22,7 +22,7 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var status int
 	var created, updated, started, ended int64
 	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
-		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID)
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording)
 	c.Direction = call.Direction(direction)
 	if result != "" {
 		_ = json.Unmarshal([]byte(result), &c.Result)
@@ -55,10 +55,10 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
 			}
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
 			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-			string(c.Direction), c.ProviderCallID); err != nil {
+			string(c.Direction), c.ProviderCallID, c.Recording); err != nil {
 			return err
 		}
 		return s.bumpCount(ctx, tx, c, c.Status, 1)
@@ -227,6 +227,24 @@ func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, e
 			}
 		}
 		return s.queueEvents(ctx, tx, c.OrgID, events)
+	})
+}
+
+// SetCallRecording records that the call has a recording at path.
+func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var typ string
+		var status int
+		err := s.row(ctx, tx, `SELECT type, status FROM calls WHERE org_id = ? AND id = ?`, orgID, callID).Scan(&typ, &status)
+		if err != nil {
+			return notFound(err, "call")
+		}
+		if _, err := s.exec(ctx, tx, `UPDATE calls SET recording = ? WHERE org_id = ? AND id = ?`, path, orgID, callID); err != nil {
+			return err
+		}
+		// The listing shows recordingUrl: move the organization's call version (see pageCache).
+		_, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`, orgID, typ, status)
+		return err
 	})
 }
 

@@ -283,6 +283,36 @@ func testCalls(t *testing.T, open Opener) {
 		listCalls(t, s, other.ID, store.CallFilter{Status: statusPtr(call.Queued), Page: page(1, 10)}, nil, 0)
 	})
 
+	t.Run("Recording", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		c := newCall(o.ID, call.Phone, at(time.Second))
+		c.Status = call.InProgress
+		mustCall(t, s, c)
+		plain := mustCall(t, s, newCall(o.ID, call.Web, at(2*time.Second)))
+		// The listing is read (and cached) before the recording is set.
+		listCalls(t, s, o.ID, store.CallFilter{Page: page(1, 10)}, rev(c, plain), 2)
+		rel := "recordings/" + o.ID + "/" + c.ID + ".wav"
+		must(t, "SetCallRecording", s.SetCallRecording(ctx, o.ID, c.ID, rel))
+		// The call's end, written from a copy read before, keeps it.
+		ended := c
+		ended.Status, ended.Outcome, ended.EndedReason, ended.EndedAt, ended.UpdatedAt = call.Ended, call.Completed, call.ReasonCustomerEnded, at(9*time.Second), at(9*time.Second)
+		must(t, "UpdateCall(end)", s.UpdateCall(ctx, ended, call.InProgress))
+		got, err := s.GetCall(ctx, o.ID, c.ID)
+		must(t, "GetCall", err)
+		if got.Recording != rel {
+			t.Errorf("GetCall after SetCallRecording(%q) and the end: Recording = %q, want %q", rel, got.Recording, rel)
+		}
+		ended.Recording = rel
+		listCalls(t, s, o.ID, store.CallFilter{Page: page(1, 10)}, rev(ended, plain), 2)
+		wantKind(t, "SetCallRecording(other org)", s.SetCallRecording(ctx, other.ID, c.ID, "x"), apperr.NotFound)
+		wantKind(t, "SetCallRecording(unknown id)", s.SetCallRecording(ctx, o.ID, id.New(id.Call), "x"), apperr.NotFound)
+		if got, _ := s.GetCall(ctx, o.ID, plain.ID); got.Recording != "" {
+			t.Errorf("a call without a recording: Recording = %q, want empty", got.Recording)
+		}
+	})
+
 	t.Run("StaleCalls", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

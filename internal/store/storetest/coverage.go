@@ -322,6 +322,11 @@ func (r *recorder) ListCalls(ctx context.Context, orgID string, f store.CallFilt
 	return r.s.ListCalls(ctx, orgID, f)
 }
 
+func (r *recorder) SetCallRecording(ctx context.Context, orgID, callID, path string) error {
+	r.hit("SetCallRecording")
+	return r.s.SetCallRecording(ctx, orgID, callID, path)
+}
+
 func (r *recorder) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
 	r.hit("UpdateCall")
 	return r.s.UpdateCall(ctx, c, prev, events...)
