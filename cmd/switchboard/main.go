@@ -187,6 +187,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&sp.LocalSTTModelDir, "local-stt-model-dir", env("SWITCHBOARD_LOCAL_STT_MODEL_DIR", ""), "local transcriber: pocketsphinx en-us model directory (env SWITCHBOARD_LOCAL_STT_MODEL_DIR; default the pocketsphinx-en-us package's)")
 	fs.StringVar(&sp.EspeakProgram, "espeak-program", env("SWITCHBOARD_ESPEAK_PROGRAM", ""), "local voice: run this espeak-ng program instead of the linked library (env SWITCHBOARD_ESPEAK_PROGRAM; default the library, else espeak-ng on PATH)")
 	secretKeyFile := fs.String("secret-key-file", env("SWITCHBOARD_SECRET_KEY_FILE", ""), "file holding the secret key that seals phone connection passwords (base64 of 32 random bytes, e.g. `openssl rand -base64 32`); default with SQLite: switchboard.key next to the database, created when missing; PostgreSQL needs this or SWITCHBOARD_SECRET_KEY, the same on every node (env SWITCHBOARD_SECRET_KEY_FILE)")
+	dataDir := fs.String("data-dir", env("SWITCHBOARD_DATA_DIR", ""), "directory for the server's files: call recordings under recordings/<org>/<call>.wav; default: the SQLite database's directory, or ./data with PostgreSQL (env SWITCHBOARD_DATA_DIR)")
 	sipAddr := fs.String("sip-addr", env("SWITCHBOARD_SIP_ADDR", sip.DefaultListenAddr), "SIP listen address, UDP and TCP, for the SIP connections' calls; off disables SIP (env SWITCHBOARD_SIP_ADDR)")
 	sipPublicIP := fs.String("sip-public-ip", env("SWITCHBOARD_SIP_PUBLIC_IP", ""), "the address put in SIP Contact headers and SDP, for a server behind NAT; default the listen address if specific, else this host's first non-loopback IPv4 (env SWITCHBOARD_SIP_PUBLIC_IP)")
 	rtpPorts := fs.String("rtp-ports", env("SWITCHBOARD_RTP_PORTS", fmt.Sprintf("%d-%d", sip.DefaultRTPPorts.Min, sip.DefaultRTPPorts.Max)), "UDP port range for the RTP audio of SIP calls (env SWITCHBOARD_RTP_PORTS)")
@@ -210,6 +211,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.OpenAIBaseURL, cfg.OpenAIKey, cfg.AnthropicBaseURL, cfg.AnthropicKey = *openaiURL, *openaiKey, *anthropicURL, *anthropicKey
 	cfg.Speech = sp
 	cfg.SecretKeyFile = *secretKeyFile
+	cfg.DataDir = *dataDir
 	if v := os.Getenv("SWITCHBOARD_SECRET_KEY"); v != "" {
 		// The key itself only from the environment: flags show in ps.
 		if *secretKeyFile != "" {

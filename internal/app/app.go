@@ -39,6 +39,7 @@ import (
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/anthropic"
 	"switchboard/internal/llm/openai"
+	"switchboard/internal/recording"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/sip"
 	"switchboard/internal/store"
@@ -124,6 +125,9 @@ type Config struct {
 	// the database, created when missing (secretkey.go).
 	SecretKey     []byte
 	SecretKeyFile string
+	// DataDir holds the call recordings; default: the SQLite database's
+	// directory, or ./data with PostgreSQL (recording.go).
+	DataDir string
 }
 
 // Default base URLs of the model providers.
@@ -269,16 +273,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// and the gateway: a client that floods either is slowed on both.
 	refusals := throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.RefusalLimit, Burst: cfg.RefusalBurst})
 	vm := newVoiceMetrics(reg)
+	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
 	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
-		Observer: vm, Log: log.With("component", "conversation")})
+		Observer: vm, Recordings: recordings, Log: log.With("component", "conversation")})
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
-		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime},
+		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime, Recordings: recordings},
 		db, calls, sched, log, reg)
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
-		VoiceObserver: vm, Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
+		VoiceObserver: vm, Recordings: recordings, Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
 	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
 	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: func(c call.Call) {

@@ -22,6 +22,7 @@ import (
 	"switchboard/internal/audio"
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
+	"switchboard/internal/recording"
 	"switchboard/internal/telephony"
 	"switchboard/internal/voice"
 )
@@ -42,7 +43,10 @@ type Config struct {
 	Voices voice.Voices
 	// Observer watches the audio calls (metrics); may be nil.
 	Observer voice.Observer
-	Log      *slog.Logger
+	// Recordings records the audio calls of assistants with recording on;
+	// nil records nothing.
+	Recordings *recording.Archive
+	Log        *slog.Logger
 }
 
 // Runtime runs the answered calls of this node.
@@ -262,10 +266,19 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 		return
 	}
 	f := rn.line.Format()
-	pipe, err := voice.New(voice.Settings(voice.Config{
+	vcfg := voice.Settings(voice.Config{
 		In: f, Out: f, Transcriber: stt, Synthesizer: tts,
 		Input: rn.send, Log: log, Observer: r.cfg.Observer,
-	}, a), lineOutput{rn.line})
+	}, a)
+	if rec := r.record(c, a, log); rec != nil {
+		// The recording is finished (in place, on the call) before the
+		// call's end is recorded, or when the call stops another way.
+		finish := func() { r.finishRecording(ctx, c, rec) }
+		defer finish()
+		vcfg.Recorder = rec
+		cfg.Ender = recordingEnder{Ender: cfg.Ender, finish: finish}
+	}
+	pipe, err := voice.New(vcfg, lineOutput{rn.line})
 	if err != nil {
 		r.fail(ctx, log, rn, "voice", call.ReasonVoiceFailed, err)
 		return
@@ -436,4 +449,40 @@ func (o lineOutput) Ended(outcome call.Outcome, reason string) {
 	if e, ok := o.text(); ok {
 		e.Ended(outcome, reason)
 	}
+}
+
+// recordingTimeout bounds finishing a recording (the file's last writes
+// and the store).
+const recordingTimeout = 10 * time.Second
+
+// record starts the call's recording when its assistant wants one; nil
+// when not (or when it cannot start: the call goes on unrecorded).
+func (r *Runtime) record(c call.Call, a assistant.Assistant, log *slog.Logger) *recording.Recorder {
+	if !a.Recording.Enabled || r.cfg.Recordings == nil {
+		return nil
+	}
+	rec, err := r.cfg.Recordings.Start(c.OrgID, c.ID)
+	if err != nil {
+		log.Warn("the call's recording did not start; the call goes on unrecorded", "err", err)
+		return nil
+	}
+	return rec
+}
+
+func (r *Runtime) finishRecording(ctx context.Context, c call.Call, rec *recording.Recorder) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordingTimeout)
+	defer cancel()
+	r.cfg.Recordings.Finish(ctx, c.OrgID, c.ID, rec)
+}
+
+// recordingEnder finishes the call's recording before its end is recorded,
+// so that the ended call (and its call.ended webhook) has its recording.
+type recordingEnder struct {
+	conversation.Ender
+	finish func()
+}
+
+func (e recordingEnder) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
+	e.finish()
+	return e.Ender.End(ctx, callID, outcome, reason, result)
 }

@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/conversation"
 	"switchboard/internal/id"
 	"switchboard/internal/throttle"
+	"switchboard/internal/recording"
 	"switchboard/internal/voice"
 )
 
@@ -70,6 +71,9 @@ type Config struct {
 	Voices voice.Voices
 	// VoiceObserver, when set, watches audio sessions (metrics).
 	VoiceObserver voice.Observer
+	// Recordings records the audio sessions of assistants with recording
+	// on; nil records nothing.
+	Recordings *recording.Archive
 	Log           *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
 	Now func() time.Time

@@ -22,6 +22,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway/protocol"
+	"switchboard/internal/recording"
 	"switchboard/internal/voice"
 )
 
@@ -82,6 +83,8 @@ type session struct {
 	// voice is the audio pipeline once the client turned audio on
 	// (session.update textOnly false); nil in text-only sessions.
 	voice     atomic.Pointer[voice.Pipeline]
+	// recorder records the audio, when the assistant has recording on.
+	recorder atomic.Pointer[recording.Recorder]
 	inMu      sync.RWMutex
 	inClosed  bool           // the reader closed in
 	wg        sync.WaitGroup // every goroutine of the session
@@ -282,6 +285,7 @@ type ender struct{ s *session }
 
 func (e ender) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
 	e.s.ending.Store(true)
+	e.s.finishRecording() // in place before the end is recorded
 	c, err := e.s.srv.cfg.Calls.End(ctx, callID, outcome, reason, result)
 	if err == nil && c.Status == call.Ended {
 		e.s.rec.Store(&c)
@@ -707,10 +711,23 @@ func (ss *session) startVoice(connCtx context.Context) error {
 		Log:      ss.log,
 		Observer: ss.srv.cfg.VoiceObserver,
 	}, ss.asst)
+	var rec *recording.Recorder
+	if ss.srv.cfg.Recordings != nil && ss.asst.Recording.Enabled {
+		if rec, err = ss.srv.cfg.Recordings.Start(ss.call.OrgID, ss.call.ID); err != nil {
+			ss.log.Warn("the call's recording did not start; the call goes on unrecorded", "err", err)
+			rec = nil
+		} else {
+			cfg.Recorder = rec
+		}
+	}
 	p, err := voice.New(cfg, wire{ss})
 	if err != nil {
+		if rec != nil {
+			_ = rec.Close()
+		}
 		return err
 	}
+	ss.recorder.Store(rec)
 	ss.inMu.RLock()
 	if ss.expecting != nil {
 		p.Expect(ss.expecting)
@@ -729,11 +746,24 @@ func (ss *session) startVoice(connCtx context.Context) error {
 			if err := p.Run(ctx); err != nil && ctx.Err() == nil {
 				ss.log.Warn("the voice pipeline stopped", "err", err)
 			}
+			ss.finishRecording()
 		}, nil)
 	})
 	ss.audio = f
 	ss.voice.Store(p)
 	return nil
+}
+
+// finishRecording puts the call's recording in place and on the call
+// (once; a failed one is logged and deleted).
+func (ss *session) finishRecording() {
+	rec := ss.recorder.Load()
+	if rec == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	ss.srv.cfg.Recordings.Finish(ctx, ss.call.OrgID, ss.call.ID, rec)
 }
 
 // abuse reports a fatal client error and marks the session for close 4400;

@@ -51,7 +51,7 @@ func (s *Server) listCalls(ctx context.Context, r *request) (response, error) {
 	}
 	views := make([]callView, len(calls))
 	for i, c := range calls {
-		views[i] = viewCall(c)
+		views[i] = s.viewCall(c)
 	}
 	resp := ok(http.StatusOK, "calls", views)
 	resp.body.Pagination = pageOf(f.Page, total)
@@ -131,7 +131,7 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 	if err != nil {
 		return response{}, onField(err, "phone_purchase_id")
 	}
-	resp := ok(http.StatusCreated, "phone call initiated", viewCall(c))
+	resp := ok(http.StatusCreated, "phone call initiated", s.viewCall(c))
 	resp.body.CallID = c.ID
 	return resp, nil
 }
@@ -156,7 +156,7 @@ func (s *Server) getCall(ctx context.Context, r *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "call", view.CallDetail{Call: viewCall(c), Latency: view.SummarizeLatency(turns)}), nil
+	return ok(http.StatusOK, "call", view.CallDetail{Call: s.viewCall(c), Latency: view.SummarizeLatency(turns)}), nil
 }
 
 type turnView struct {
@@ -244,4 +244,26 @@ func orNull(m json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return m
+}
+
+// getRecording streams the call's recording (audio/wav, with its length;
+// ranges work): 404 when the call has none, or is another organization's.
+func (s *Server) getRecording(ctx context.Context, r *request) (response, error) {
+	c, err := s.ownCall(ctx, r)
+	if err != nil {
+		return response{}, err
+	}
+	if c.Recording == "" || s.cfg.Recordings == nil {
+		return response{}, apperr.NotFoundf("call %s has no recording", c.ID)
+	}
+	f, fi, err := s.cfg.Recordings.Open(c.Recording)
+	if err != nil {
+		return response{}, err
+	}
+	return response{status: http.StatusOK, stream: func(w http.ResponseWriter, req *http.Request) {
+		defer func() { _ = f.Close() }()
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+c.ID+`.wav"`)
+		http.ServeContent(w, req, "", fi.ModTime(), f)
+	}}, nil
 }

@@ -62,7 +62,7 @@ func (s *Server) endCall(ctx context.Context, r *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "call ended", viewCall(c)), nil
+	return ok(http.StatusOK, "call ended", s.viewCall(c)), nil
 }
 
 // liveCall reads the path's call for live control: 404 unknown, 409 when
@@ -112,7 +112,7 @@ func (s *Server) sayOnCall(ctx context.Context, r *request) (response, error) {
 	if err := s.cfg.Live.Say(ctx, r.orgID, c.ID, text, interrupt); err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "the assistant is saying it", viewCall(c)), nil
+	return ok(http.StatusOK, "the assistant is saying it", s.viewCall(c)), nil
 }
 
 func (s *Server) transferCall(ctx context.Context, r *request) (response, error) {
@@ -146,5 +146,5 @@ func (s *Server) transferCall(ctx context.Context, r *request) (response, error)
 		}
 		return response{}, err
 	}
-	return ok(http.StatusOK, "call transferred to "+dest, viewCall(c)), nil
+	return ok(http.StatusOK, "call transferred to "+dest, s.viewCall(c)), nil
 }

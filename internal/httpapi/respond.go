@@ -133,6 +133,8 @@ type response struct {
 	body   envelope
 	// raw, when set, is sent as it is instead of the envelope.
 	raw []byte
+	// stream, when set, writes the whole response itself (a recording).
+	stream func(w http.ResponseWriter, r *http.Request)
 }
 
 func ok(status int, message string, data any) response {

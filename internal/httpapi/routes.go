@@ -16,6 +16,7 @@ func (s *Server) table() []route {
 		{method: http.MethodGet, path: "/v1/calls/{id}", scope: auth.CallsRead, h: s.getCall},
 		{method: http.MethodGet, path: "/v1/calls/{id}/transcripts", scope: auth.CallsRead, h: s.getTranscripts},
 		{method: http.MethodGet, path: "/v1/calls/{id}/analysis", scope: auth.CallsRead, h: s.getAnalysis},
+		{method: http.MethodGet, path: "/v1/calls/{id}/recording", scope: auth.CallsRead, h: s.getRecording},
 		{method: http.MethodPost, path: "/v1/calls/{id}/end", scope: auth.CallsWrite, h: s.endCall},
 		{method: http.MethodPost, path: "/v1/calls/{id}/say", scope: auth.CallsWrite, body: jsonBody, h: s.sayOnCall},
 		{method: http.MethodPost, path: "/v1/calls/{id}/transfer", scope: auth.CallsWrite, body: jsonBody, h: s.transferCall},

@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/netip"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -57,6 +59,15 @@ type Config struct {
 	// Live reaches the live calls of this node (say, transfer); nil
 	// answers those routes 503.
 	Live LiveCalls
+	// Recordings opens calls' recordings (recording.Archive); nil answers
+	// GET /v1/calls/{id}/recording 404.
+	Recordings Recordings
+}
+
+// Recordings opens a call's recording by the path stored on the call; a
+// missing one is NotFound.
+type Recordings interface {
+	Open(rel string) (*os.File, fs.FileInfo, error)
 }
 
 // Server serves the REST API.
@@ -181,6 +192,8 @@ type request struct {
 	// client is the client's address, parsed once: when the refusal
 	// budget is on, or when the request was refused (for the log).
 	client netip.Addr
+	// stream is a handler's response that writes itself (response.stream).
+	stream func(w http.ResponseWriter, r *http.Request)
 }
 
 // plain wraps a handler with request ids, logging, metrics and panic
@@ -264,6 +277,10 @@ func (s *Server) dispatch(path string, rs []route) http.Handler {
 		if sw, ok := w.(*statusWriter); ok {
 			sw.refusal, sw.client = req.refusal, req.client
 		}
+		if req.stream != nil {
+			req.stream(w, r)
+			return req.orgID
+		}
 		writeRaw(w, status, body, h)
 		return req.orgID
 	})
@@ -297,6 +314,10 @@ func (s *Server) call(ctx context.Context, rt *route, req *request) (int, []byte
 	}
 	if resp.raw != nil {
 		return resp.status, resp.raw, http.Header{}
+	}
+	if resp.stream != nil {
+		req.stream = resp.stream
+		return resp.status, nil, http.Header{}
 	}
 	resp.body.RequestID = req.id
 	size := 1024

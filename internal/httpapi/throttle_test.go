@@ -240,8 +240,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 			}
 		}
 	}
-	if routes != 21 {
-		t.Errorf("found %d routes with path ids, want 21", routes)
+	if routes != 22 {
+		t.Errorf("found %d routes with path ids, want 22", routes)
 	}
 
 	before := st.lookups.Load()

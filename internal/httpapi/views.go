@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"net/url"
+	"strings"
+
 	"switchboard/internal/assistant"
 	"switchboard/internal/phone"
 	"switchboard/internal/view"
@@ -16,8 +19,17 @@ type (
 	callView = view.Call
 )
 
+// viewCall is the call as shown, with the absolute URL of its recording
+// when it has one.
+func (s *Server) viewCall(c call.Call) callView {
+	v := view.NewCall(c)
+	if c.Recording != "" {
+		v.RecordingURL = strings.TrimRight(s.cfg.PublicURL, "/") + "/v1/calls/" + url.PathEscape(c.ID) + "/recording"
+	}
+	return v
+}
+
 var (
-	viewCall     = view.NewCall
 	appendString = view.AppendString
 	jsonMarshal  = view.Marshal
 )

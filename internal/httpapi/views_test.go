@@ -17,13 +17,16 @@ func TestCallViewJSON(t *testing.T) {
 	calls := []call.Call{
 		{ID: "call_a", Type: call.Web, Status: call.Queued, AssistantID: "asst_\"q\\uoted\"\u2028<&>\x01\xff", CreatedAt: t0, UpdatedAt: t0},
 		{ID: "call_b", Type: call.Phone, Status: call.Ended, AssistantID: "asst_b", PurchaseID: "pn_x", From: "+14155550100", To: "+14155551234",
-			Provider: "sandbox", Direction: call.Outbound, ProviderCallID: "a84b4c76e66710@pc33.example.com", AttemptID: "att_1", Outcome: call.Completed, EndedReason: call.ReasonCustomerEnded,
+			Provider: "sandbox", Direction: call.Outbound, ProviderCallID: "a84b4c76e66710@pc33.example.com", AttemptID: "att_1", Recording: "recordings/org_a/call_b.wav", Outcome: call.Completed, EndedReason: call.ReasonCustomerEnded,
 			CreatedAt: t0, UpdatedAt: t0.Add(3 * time.Second), StartedAt: t0.Add(time.Second), EndedAt: t0.Add(3500 * time.Millisecond)},
 		{ID: "call_c", Type: call.Phone, Status: call.Ringing, AssistantID: "asst_c", PurchaseID: "pn_y", From: "+14155551234", To: "+14155550100",
 			Provider: "sip", Direction: call.Inbound, ProviderCallID: "id\"with\x00odd@bytes\xff", CreatedAt: t0, UpdatedAt: t0},
 	}
 	for _, c := range calls {
-		v := viewCall(c)
+		v := (&Server{cfg: Config{PublicURL: "http://api.test/"}}).viewCall(c)
+		if (v.RecordingURL != "") != (c.Recording != "") || (v.RecordingURL != "" && v.RecordingURL != "http://api.test/v1/calls/call_b/recording") {
+			t.Errorf("viewCall(%s).RecordingURL = %q, want the absolute recording URL only when the call has a recording", c.ID, v.RecordingURL)
+		}
 		type plain callView // same fields, no MarshalJSON
 		want, err := json.Marshal(plain(v))
 		if err != nil {
@@ -50,7 +53,7 @@ func TestCallViewJSON(t *testing.T) {
 func TestEnvelopeJSON(t *testing.T) {
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	envs := []envelope{
-		{Status: true, Message: "calls", Data: []callView{viewCall(call.Call{ID: "call_a", Type: call.Web, CreatedAt: t0, UpdatedAt: t0})}, Pagination: &pagination{1, 20, 7}, RequestID: "req_1"},
+		{Status: true, Message: "calls", Data: []callView{view.NewCall(call.Call{ID: "call_a", Type: call.Web, CreatedAt: t0, UpdatedAt: t0})}, Pagination: &pagination{1, 20, 7}, RequestID: "req_1"},
 		{Status: true, Message: "created \"x\"", CallID: "call_b", Gateway: &gateway{"websocket", "/p", "ws://h/p?a=1&b=2"}, RequestID: "req_2"},
 		{Status: true, Message: "scheduled", ID: "sch_1", Data: map[string]int{"n": 1}, RequestID: "req_3"},
 		{Status: true, Message: "empty", Data: []callView{}, RequestID: "req_4"},

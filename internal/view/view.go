@@ -79,6 +79,9 @@ type Call struct {
 	StartedAt       Time    `json:"startedAt"`
 	EndedAt         Time    `json:"endedAt"`
 	DurationSeconds float64 `json:"durationSeconds"`
+	// RecordingURL is where the call's recording is served (GET
+	// /v1/calls/{id}/recording), absolute; only when it has one.
+	RecordingURL string `json:"recordingUrl,omitempty"`
 }
 
 // MarshalJSON writes the call by hand: listings render thousands of calls a
@@ -129,6 +132,9 @@ func (v Call) AppendJSON(b []byte) []byte {
 	b = when(b, "endedAt", v.EndedAt)
 	b = append(b, `,"durationSeconds":`...)
 	b = strconv.AppendFloat(b, v.DurationSeconds, 'f', -1, 64)
+	if v.RecordingURL != "" {
+		b = str(b, "recordingUrl", v.RecordingURL)
+	}
 	return append(b, '}')
 }
 
