@@ -393,3 +393,23 @@ func TestArchive(t *testing.T) {
 		t.Errorf("a recording the store refused is still on disk: %v", err)
 	}
 }
+
+// BenchmarkFrame is the writer's work for one 20 ms frame of each side:
+// placing both on the timeline and interleaving them into the WAV's bytes
+// (the audio path itself only copies the frame into the channel).
+func BenchmarkFrame(b *testing.B) {
+	tl := newTimeline(16000, t0)
+	f := frameOf(100)
+	buf := make([]byte, 16<<10)
+	sink := func([]byte) error { return nil }
+	at := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		at = at.Add(20 * time.Millisecond)
+		tl.add(callerSide, f, at)
+		tl.add(assistantSide, f, at)
+		if err := tl.emit(buf, sink); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
