@@ -29,8 +29,8 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
 	"switchboard/internal/id"
-	"switchboard/internal/throttle"
 	"switchboard/internal/recording"
+	"switchboard/internal/throttle"
 	"switchboard/internal/voice"
 )
 
@@ -74,7 +74,7 @@ type Config struct {
 	// Recordings records the audio sessions of assistants with recording
 	// on; nil records nothing.
 	Recordings *recording.Archive
-	Log           *slog.Logger
+	Log        *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
 	Now func() time.Time
 	// WriteTimeout bounds one frame's write, a flush at the end of a

@@ -82,9 +82,9 @@ type session struct {
 
 	// voice is the audio pipeline once the client turned audio on
 	// (session.update textOnly false); nil in text-only sessions.
-	voice     atomic.Pointer[voice.Pipeline]
+	voice atomic.Pointer[voice.Pipeline]
 	// recorder records the audio, when the assistant has recording on.
-	recorder atomic.Pointer[recording.Recorder]
+	recorder  atomic.Pointer[recording.Recorder]
 	inMu      sync.RWMutex
 	inClosed  bool           // the reader closed in
 	wg        sync.WaitGroup // every goroutine of the session
