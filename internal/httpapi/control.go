@@ -55,7 +55,7 @@ func (s *Server) endCall(ctx context.Context, r *request) (response, error) {
 			if err != nil {
 				return response{}, err
 			}
-			return ok(http.StatusOK, "call ended", viewCall(c)), nil
+			return ok(http.StatusOK, "call ended", s.viewCall(c)), nil
 		}
 	}
 	c, err := s.calls.EndByAPI(ctx, r.orgID, cid)
