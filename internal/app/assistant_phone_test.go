@@ -64,7 +64,7 @@ func TestAssistantPhoneSettings(t *testing.T) {
 				{"destination":"+16175550123","description":"Sales desk","message":"Transferring you to sales now."},
 				{"destination":"sip:support@pbx.example.com","description":"","message":""}]},
 			"recording":{"enabled":true},
-			"voicemail":{"action":"leaveMessage","message":"Hi, this is Bright Smile Dental. Please call us back."}}`
+			"voicemail":{"detect":true,"action":"leaveMessage","message":"Hi, this is Bright Smile Dental. Please call us back."}}`
 		body := decodeJSON(t, full)
 		body["name"] = "Front desk"
 		body["model"] = map[string]any{"provider": "flow"}
@@ -80,7 +80,7 @@ func TestAssistantPhoneSettings(t *testing.T) {
 		if got, want := phoneSettings(b.must(200, "GET", path, nil)), decodeJSON(t, full); !reflect.DeepEqual(got, want) {
 			t.Errorf("GET %s after a restart: %v; want %v", path, got, want)
 		}
-		defaults := decodeJSON(t, `{"transfer":{"destinations":[]},"recording":{"enabled":false},"voicemail":{"action":"hangup","message":""}}`)
+		defaults := decodeJSON(t, `{"transfer":{"destinations":[]},"recording":{"enabled":false},"voicemail":{"detect":false,"action":"hangup","message":""}}`)
 		if got := phoneSettings(b.must(200, "PATCH", path, `{"transfer":null,"recording":null,"voicemail":null}`)); !reflect.DeepEqual(got, defaults) {
 			t.Errorf("PATCH with nulls: %v; want the defaults %v", got, defaults)
 		}

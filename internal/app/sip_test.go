@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/audio"
+	"switchboard/internal/audio/amd/amdtest"
 	"switchboard/internal/sip"
 	"switchboard/internal/sip/siptest"
 )
@@ -285,6 +287,67 @@ func TestSIPCancel(t *testing.T) {
 		if c["outcome"] != "canceled" || c["endedReason"] != "api-ended-call" {
 			t.Errorf("ended %v/%v, want canceled/api-ended-call", c["outcome"], c["endedReason"])
 		}
+		callee.WaitOK()
+	})
+}
+
+// TestSIPVoicemail: with voicemail.detect, an outbound call answered by a
+// machine (a synthesized greeting, then a beep) leaves the assistant's
+// message after the beep and ends voicemail / customer-voicemail; a person
+// who says "Hello?" is left to talk.
+func TestSIPVoicemail(t *testing.T) {
+	siptest.Require(t)
+	machine, err := amdtest.Synthesize(t.Context(), amdtest.Clip{Name: "machine", Machine: true, Voice: "en-us", Speed: 150, Beep: true,
+		Text: "Hi, you've reached Dana. I can't take your call right now, please leave a message after the tone."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, err := amdtest.Synthesize(t.Context(), amdtest.Clip{Name: "person", Voice: "en-us", Speed: 150, Text: "Hello?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The line's audio as SIPp plays it: μ-law, then silence while the
+	// machine records (SIPp sends nothing once the file ends).
+	ulaw := func(a amdtest.Audio) string {
+		pcm := append(append([]int16(nil), a.PCM...), make([]int16, 12*amdtest.Rate)...)
+		path := filepath.Join(t.TempDir(), a.Clip.Name+".ulaw")
+		if err := os.WriteFile(path, audio.MulawEncode(nil, pcm), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path + ",1,0"
+	}
+	eachDB(t, func(t *testing.T, dbURL string) {
+		callee := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASAnswer, Calls: 2, Timeout: 60 * time.Second,
+			Keys: map[string]string{"audio": ulaw(machine)}})
+		b := startSIP(t, dbURL, callee.Addr(), nil, false)
+		asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Caller", "firstMessage": "Hello, this is Bright Smile Dental.",
+			"voicemail": map[string]any{"detect": true, "action": "leaveMessage", "message": "Please call us back about your appointment."}}).data()["id"].(string)
+		b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": b.purchase, "outboundAssistantId": asst})
+		callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+			"phone_purchase_id": b.purchase, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+		c := b.waitCall(b.key, callID, 25*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 3 })
+		if c["outcome"] != "voicemail" || c["endedReason"] != "customer-voicemail" {
+			t.Errorf("a machine's call ended %v/%v, want voicemail/customer-voicemail", c["outcome"], c["endedReason"])
+		}
+		if tr := b.transcript(callID); !strings.Contains(tr, "assistant: Please call us back about your appointment.") {
+			t.Errorf("the message was not left:\n%s", tr)
+		}
+		callee.Stop()
+
+		callee = siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASAnswer, Timeout: 60 * time.Second,
+			Keys: map[string]string{"audio": ulaw(person)}})
+		b.must(201, "POST", "/v1/phone/connections", map[string]any{"provider": "sip", "name": "Person",
+			"sip": map[string]any{"address": callee.Addr(), "numbers": []string{"+16175550104"}}})
+		p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+16175550104", "provider": "sip"}).data()["id"].(string)
+		b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": p, "outboundAssistantId": asst})
+		callID = b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
+			"phone_purchase_id": p, "phoneNumber": "+16175550123", "provider": "sip"}).Body["callId"].(string)
+		b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["status"].(float64) == 2 })
+		time.Sleep(6 * time.Second) // past the detector's 5 s deadline
+		if c := b.must(200, "GET", "/v1/calls/"+callID, nil).data(); c["status"] != 2.0 {
+			t.Errorf("a person's call did not go on: %v/%v", c["outcome"], c["endedReason"])
+		}
+		b.must(200, "POST", "/v1/calls/"+callID+"/end", nil)
 		callee.WaitOK()
 	})
 }

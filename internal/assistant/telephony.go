@@ -60,6 +60,10 @@ type Recording struct {
 // answering machine: hang up, or leave Message after the beep and then
 // hang up.
 type Voicemail struct {
+	// Detect turns answering-machine detection on for the assistant's
+	// outbound phone calls (off by default: a person who answers with a
+	// long sentence can be taken for a machine; docs/telephony.md).
+	Detect bool `json:"detect"`
 	// Action is VoicemailHangup (the default; empty means it too) or
 	// VoicemailLeaveMessage.
 	Action string `json:"action"`

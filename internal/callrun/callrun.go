@@ -298,7 +298,11 @@ func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run
 		wg.Go(func() { _ = pipe.Run(lineCtx) })
 	}
 	wg.Go(func() {
-		end := rn.line.Receive(lineCtx, receiver{rn: rn, pipe: pipe, log: cfg.Log})
+		var watch *machine
+		if pipe != nil {
+			watch = newMachine(cfg.Call, cfg.Assistant, rn.line.Format(), rn.send, pipe.DisableBargeIn, cfg.Log)
+		}
+		end := rn.line.Receive(lineCtx, &receiver{rn: rn, pipe: pipe, log: cfg.Log, machine: watch})
 		if lineCtx.Err() != nil {
 			return // the call is over here; the line's end is ours
 		}
@@ -335,25 +339,27 @@ func (r *Runtime) fail(ctx context.Context, log *slog.Logger, rn *run, what, rea
 
 // receiver takes what the caller sends over the line.
 type receiver struct {
-	rn   *run
-	pipe *voice.Pipeline // nil on text lines
-	log  *slog.Logger
+	rn      *run
+	pipe    *voice.Pipeline // nil on text lines
+	log     *slog.Logger
+	machine *machine // nil unless the call is watched for a voicemail
 }
 
-func (rx receiver) Audio(b []byte) {
+func (rx *receiver) Audio(b []byte) {
 	if rx.pipe == nil {
 		return
 	}
+	rx.machine.audio(b)
 	if err := rx.pipe.Write(b); err != nil {
 		rx.log.Debug("caller audio refused", "err", err)
 	}
 }
 
-func (rx receiver) DTMF(digit byte) {
+func (rx *receiver) DTMF(digit byte) {
 	rx.rn.send(conversation.Input{Kind: conversation.DTMF, Text: string(digit)})
 }
 
-func (rx receiver) Text(s string) {
+func (rx *receiver) Text(s string) {
 	rx.rn.send(conversation.Input{Kind: conversation.UserText, Text: s})
 }
 

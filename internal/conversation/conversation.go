@@ -143,6 +143,10 @@ type Input struct {
 	Reason string
 	// Cut: a Say input interrupts the assistant's turn under way.
 	Cut bool
+	// Outcome is a Hangup's outcome when the line ended for a reason of
+	// its own (empty: completed). A Say with Reason ends the call with
+	// Outcome and Reason once it is said (a message left on a machine).
+	Outcome call.Outcome
 }
 
 // Ender ends the call record (callctl.Service does, through the state machine).
@@ -286,7 +290,7 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 		if !ok || ev.Kind == Hangup {
 			// A line that ended on its own says how (a transfer the
 			// far side carried out); otherwise the caller hung up.
-			return r.end(call.Completed, cmp.Or(ev.Reason, call.ReasonCustomerEnded))
+			return r.end(cmp.Or(ev.Outcome, call.Completed), cmp.Or(ev.Reason, call.ReasonCustomerEnded))
 		}
 		switch ev.Kind {
 		case Fail:
@@ -299,6 +303,9 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 				if heard := r.say(ctx, text); heard != "" {
 					r.cfg.Brain.Said(heard)
 				}
+			}
+			if ev.Reason != "" {
+				return r.end(cmp.Or(ev.Outcome, call.Completed), ev.Reason)
 			}
 			if r.expired {
 				return r.end(call.Completed, call.ReasonMaxDuration)

@@ -163,6 +163,7 @@ func (s *Server) applyAssistant(o *object, a *assistant.Assistant) {
 	if o.present("voicemail") {
 		a.Voicemail = def.Voicemail
 		if c := o.child("voicemail"); c != nil {
+			a.Voicemail.Detect = c.boolean("detect")
 			if v := c.str("action", false); v != "" {
 				a.Voicemail.Action = v
 			}

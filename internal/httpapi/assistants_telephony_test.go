@@ -19,7 +19,7 @@ func telephonyOf(a map[string]any) map[string]any {
 // the answers are what openapi.json describes.
 func TestAssistantTelephonySettings(t *testing.T) {
 	b := newAPI(t, assistant.DefaultProviders())
-	defaults := `{"transfer":{"destinations":[]},"recording":{"enabled":false},"voicemail":{"action":"hangup","message":""}}`
+	defaults := `{"transfer":{"destinations":[]},"recording":{"enabled":false},"voicemail":{"detect":false,"action":"hangup","message":""}}`
 
 	st, raw := b.raw("POST", "/v1/assistants", `{"name":"Receptionist"}`)
 	if st != 201 {
@@ -36,7 +36,7 @@ func TestAssistantTelephonySettings(t *testing.T) {
 			{"destination":"+16175550123","description":"Sales desk","message":"Transferring you to sales now."},
 			{"destination":"sip:support@pbx.example.com"}]},
 		"recording":{"enabled":true},
-		"voicemail":{"action":"leaveMessage","message":"Hi, this is Bright Smile Dental. Please call us back."}}`
+		"voicemail":{"detect":true,"action":"leaveMessage","message":"Hi, this is Bright Smile Dental. Please call us back."}}`
 	conformsTo(t, "AssistantCreate", []byte(body))
 	st, raw = b.raw("POST", "/v1/assistants", body)
 	if st != 201 {
@@ -47,7 +47,7 @@ func TestAssistantTelephonySettings(t *testing.T) {
 			{"destination":"+16175550123","description":"Sales desk","message":"Transferring you to sales now."},
 			{"destination":"sip:support@pbx.example.com","description":"","message":""}]},
 		"recording":{"enabled":true},
-		"voicemail":{"action":"leaveMessage","message":"Hi, this is Bright Smile Dental. Please call us back."}}`
+		"voicemail":{"detect":true,"action":"leaveMessage","message":"Hi, this is Bright Smile Dental. Please call us back."}}`
 	id := jsonOf(t, string(raw)).(map[string]any)["data"].(map[string]any)["id"].(string)
 	path := "/v1/assistants/" + id
 	if got := telephonyOf(b.must(200, "GET", path, "")); !reflect.DeepEqual(got, jsonOf(t, full)) {
@@ -59,7 +59,7 @@ func TestAssistantTelephonySettings(t *testing.T) {
 		{ // a nested object sent replaces the whole object
 			`{"voicemail":{"message":"Call us back."},"transfer":{"destinations":[{"destination":"sips:desk@pbx.example.com"}]}}`,
 			`{"transfer":{"destinations":[{"destination":"sips:desk@pbx.example.com","description":"","message":""}]},
-			  "recording":{"enabled":true},"voicemail":{"action":"hangup","message":"Call us back."}}`,
+			  "recording":{"enabled":true},"voicemail":{"detect":false,"action":"hangup","message":"Call us back."}}`,
 		},
 		{`{"transfer":null,"recording":null,"voicemail":null}`, defaults}, // null resets
 	} {

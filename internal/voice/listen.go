@@ -149,7 +149,7 @@ func (l *listener) frame(f frame) {
 	if l.paused != nil && !p.isPaused(l.paused) {
 		l.paused = nil // cut meanwhile by the engine (typed text, a hang-up)
 	}
-	if playing && !p.cfg.BargeInDisabled {
+	if playing && !p.bargeInOff() {
 		if !l.wasPlaying {
 			l.barge.Reset()
 		}
@@ -290,7 +290,7 @@ func (l *listener) transcript(tr speech.Transcript) {
 			}
 			return
 		}
-		if p.cfg.BargeInDisabled {
+		if p.bargeInOff() {
 			l.held = append(l.held, heldText{text, m})
 			return
 		}

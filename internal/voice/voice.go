@@ -165,9 +165,11 @@ type Pipeline struct {
 	// decDropped is the decoder's own drop count, published by Write.
 	decDropped atomic.Uint64
 	running    atomic.Bool
-	bg         sync.WaitGroup // fail's hand-off to the engine; Run waits for it
-	quit       chan struct{}  // closed when Run's context is done or Run returns
-	quitOnce   sync.Once
+	// noBargeIn turns barge-in off for the rest of the call (DisableBargeIn).
+	noBargeIn atomic.Bool
+	bg        sync.WaitGroup // fail's hand-off to the engine; Run waits for it
+	quit      chan struct{}  // closed when Run's context is done or Run returns
+	quitOnce  sync.Once
 }
 
 // frame is one 20 ms pipeline frame of caller audio and when it arrived.
@@ -338,6 +340,14 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	return pacerErr
 }
+
+// DisableBargeIn turns barge-in off for the rest of the call, as
+// bargeIn.disabled does from the start: what the caller says over the
+// assistant waits until it has finished (a message left on a machine,
+// which the greeting's late transcript must not cut).
+func (p *Pipeline) DisableBargeIn() { p.noBargeIn.Store(true) }
+
+func (p *Pipeline) bargeInOff() bool { return p.cfg.BargeInDisabled || p.noBargeIn.Load() }
 
 // stop releases every wait on the pipeline's goroutines.
 func (p *Pipeline) stop() { p.quitOnce.Do(func() { close(p.quit) }) }
