@@ -1,0 +1,135 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/internal/audio"
+)
+
+func TestSchedLateness(t *testing.T) {
+	m := &meter{}
+	w := &window{}
+	m.cur.Store(w)
+	s := &sched{m: m}
+	t0 := time.Unix(1000, 0)
+	// Frames 0-3 on time, frame 4 3 ms late, frame 5 on time again (the
+	// schedule is kept), frame 6 150 ms late: past MaxPacerLag the
+	// schedule restarts, so frame 7 20 ms later is on time.
+	at := []int{0, 20, 40, 60, 83, 100, 270, 290} // ms
+	for _, ms := range at {
+		s.frame(t0.Add(time.Duration(ms) * time.Millisecond))
+	}
+	if got := s.sent.Load(); got != int64(len(at)) {
+		t.Errorf("sent = %d, want %d", got, len(at))
+	}
+	if got := w.late.count(); got != uint64(len(at)) {
+		t.Errorf("window frames = %d, want %d", got, len(at))
+	}
+	if got, want := w.late.quantile(7.0/8), 3*time.Millisecond+histWidth; got != want {
+		t.Errorf("quantile(7/8) = %s, want %s (frame 4's 3 ms; six frames on time)", got, want)
+	}
+	if got, want := w.late.quantile(1), time.Duration(histBuckets+1)*histWidth; got != want {
+		t.Errorf("max = %s, want the overflow bucket (frame 6's 150 ms)", got)
+	}
+	m.cur.Store(nil)
+	s.frame(t0.Add(310 * time.Millisecond))
+	if got := w.late.count(); got != uint64(len(at)) {
+		t.Errorf("a frame after the window closed was counted: %d", got)
+	}
+}
+
+func TestSpeechNeverSilent(t *testing.T) {
+	frames := speech(3)
+	if len(frames) != 150 {
+		t.Fatalf("speech(3) = %d frames, want 150", len(frames))
+	}
+	for i, f := range frames {
+		if len(f) != 160 || silentFrame(f) {
+			t.Fatalf("frame %d: %d bytes, silent %v; want 160 bytes of signal", i, len(f), silentFrame(f))
+		}
+		if db := audio.DBFS(audio.MulawDecode(nil, f)); db < -30 || db > -3 {
+			t.Errorf("frame %d at %.1f dBFS, want speech level (-30 to -3)", i, db)
+		}
+	}
+	if !silentFrame([]byte{0xFF, 0xFF}) || silentFrame([]byte{0xFF, 0x7F}) || silentFrame(nil) {
+		t.Error("silentFrame: want true only for all-0xFF frames")
+	}
+}
+
+func TestLastCount(t *testing.T) {
+	screen := "  Successful call    |        0 |       2\n  Failed call        |        0 |       0\n" +
+		"  Successful call    |        1 |       3\n  Failed call        |        0 |       1\n"
+	if ok, failed := lastCount(screen, "Successful call"), lastCount(screen, "Failed call"); ok != 3 || failed != 1 {
+		t.Errorf("lastCount = %d ok, %d failed; want the last lines' 3 and 1", ok, failed)
+	}
+	if n := lastCount("", "Successful call"); n != -1 {
+		t.Errorf("lastCount of nothing = %d, want -1", n)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-steps", "10,x"},
+		{"-steps", "0"},
+		{"-rtp-ports", "42000-42010", "-steps", "100"},
+		{"-rate", "0"},
+	} {
+		if _, err := parseFlags(args); err == nil {
+			t.Errorf("parseFlags(%q) = nil error, want one", args)
+		}
+	}
+}
+
+// TestSmoke runs the bench end to end at 3 calls against real SIPp: every
+// call answered, sustained and completed on SIPp's side, no frame lost,
+// and the section written.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("places SIP calls for about 6 s")
+	}
+	if _, err := exec.LookPath("sipp"); err != nil {
+		if os.Getenv("SWITCHBOARD_REQUIRE_SIP") != "" {
+			t.Fatal("sipp not installed (apt-get install sip-tester)")
+		}
+		t.Skip("sipp not installed (apt-get install sip-tester)")
+	}
+	out := filepath.Join(t.TempDir(), "benchmarks.md")
+	o, err := parseFlags([]string{"-steps", "3", "-hold", "2s", "-settle", "300ms", "-baseline", "1s",
+		"-quiet-wait", "0s", "-rtp-ports", "44000-44099", "-sipp-ports", "44100-44199", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := runStep(o, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.sip
+	if r.answered != 3 || r.sustained != 3 || r.sippOK != 3 || r.sippFailed != 0 || r.sippErr != nil {
+		t.Errorf("3 calls: answered %d, sustained %d, SIPp %s, failures %v; want 3, 3, 3 ok", r.answered, r.sustained, sippSummary(r), r.failed)
+	}
+	// 2 s of hold at 50 frames a second on 3 calls, less a little slack.
+	if r.windowFrames < 250 || r.written < r.windowFrames || r.echoed == 0 {
+		t.Errorf("frames: %d in the hold, %d written, %d echoed; want ≥ 250 in the hold, all echoed", r.windowFrames, r.written, r.echoed)
+	}
+	if r.lost() > r.written/100 {
+		t.Errorf("lost %d of %d frames on loopback, want under 1%%", r.lost(), r.written)
+	}
+	if s.bare.windowFrames < 120 {
+		t.Errorf("baseline: %d frames in 1 s of 3 pacers, want ≥ 120", s.bare.windowFrames)
+	}
+	if err := runWrite(o, []stepResult{s}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "## bench-sip") || !strings.Contains(string(doc), "| 3 | 3 | **3** |") {
+		t.Errorf("section written:\n%s\nwant the bench-sip heading and a row of 3 calls, 3 answered, 3 sustained", doc)
+	}
+}

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"switchboard/internal/audio"
+	"switchboard/internal/bench"
+	"switchboard/internal/sip"
+	"switchboard/internal/telephony"
+)
+
+// Each pacer is kept between lowWater and highWater frames ahead (as a TTS
+// stream is): the feeder tops them up every feedEvery, so a queue never
+// runs dry unless the feeder is starved for most of a second.
+const (
+	lowWater  = 25
+	highWater = 40
+	feedEvery = 100 * time.Millisecond
+)
+
+// result is one step's figures.
+type result struct {
+	calls                int
+	answered             int
+	failed               map[string]int // Ended before the answer, by reason; place errors
+	sustained            int            // answered and still up at the end of the hold
+	p50, p99             time.Duration
+	windowFrames         int64
+	jitterMed, jitterMax time.Duration // Pacer.Jitter p99 over each call's life: median and max of calls
+	written, echoed      int64         // over the calls' lives: frames handed to Line.Write, and echoed back (not silence)
+	fill                 int64         // silence frames echoed back during the hold: the line's own fill when the pacer fell > 1 frame behind
+	resyncs, dropped     uint64
+	hold                 time.Duration
+	cpu                  cpuTimes
+	sippOK, sippFailed   int
+	sippErr              error
+	rtpDropped           uint64
+}
+
+// lost is frames written that did not come back (never negative).
+func (r result) lost() int64 { return max(r.written-r.echoed, 0) }
+
+// perCall is the process's CPU time per call and second of the hold.
+func (r result) perCall() time.Duration {
+	if r.calls == 0 || r.hold <= 0 {
+		return 0
+	}
+	return time.Duration(float64(r.cpu.self) / float64(r.calls) / r.hold.Seconds())
+}
+
+// call is one answered call: the product's pacer writing into the line,
+// and the line's received audio counted.
+type call struct {
+	line   telephony.Line
+	pacer  *audio.Pacer
+	sch    *sched
+	next   int // the next frame of the signal to push (feeder only)
+	echoed atomic.Int64
+	ended  atomic.Bool // Receive returned: the line ended
+}
+
+func (c *call) Audio(b []byte) {
+	if silentFrame(b) {
+		if w := c.sch.m.cur.Load(); w != nil {
+			w.fill.Add(1)
+		}
+		return
+	}
+	c.echoed.Add(1)
+}
+func (c *call) DTMF(byte)   {}
+func (c *call) Text(string) {}
+
+// feeder tops up every pacer from the looped signal until ctx ends.
+type feeder struct {
+	mu     sync.Mutex
+	calls  []*call
+	frames [][]byte
+}
+
+func (f *feeder) add(c *call) {
+	f.mu.Lock()
+	c.next = (len(f.calls) * 37) % len(f.frames) // calls start at different points
+	f.calls = append(f.calls, c)
+	f.top(c)
+	f.mu.Unlock()
+}
+
+// top pushes frames until c's pacer holds highWater; f.mu is held.
+func (f *feeder) top(c *call) {
+	q := c.pacer.Stats().Queued
+	if q >= lowWater {
+		return
+	}
+	for ; q < highWater; q++ {
+		c.pacer.Push(f.frames[c.next])
+		c.next = (c.next + 1) % len(f.frames)
+	}
+}
+
+func (f *feeder) run(ctx context.Context) {
+	t := time.NewTicker(feedEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		for _, c := range f.calls {
+			f.top(c)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// runSIP places o.calls calls to SIPp, holds them for o.hold with the
+// pacers writing speech, and hangs them up.
+func runSIP(o options, n int) (result, error) {
+	r := result{calls: n, failed: map[string]int{}, hold: o.hold}
+	timeout := time.Duration(n)*time.Second/time.Duration(o.rate) + o.settle + o.hold + 60*time.Second
+	s, err := startSIPp(o.sippBin, n, o.sippPorts.Min, o.sippPorts.Max, timeout)
+	if err != nil {
+		return r, err
+	}
+	defer s.cleanup()
+	defer s.kill()
+
+	events := make(chan telephony.Event, 4*n+16)
+	var sinkDropped atomic.Int64
+	sink := func(ev telephony.Event) {
+		select {
+		case events <- ev:
+		default:
+			sinkDropped.Add(1)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.verbose {
+		log = slog.Default()
+	}
+	p, err := sip.New(sip.Config{ListenAddr: "127.0.0.1:0", PublicIP: "127.0.0.1", RTPPorts: o.rtpPorts}, sink, nil, log)
+	if err != nil {
+		return r, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := p.Start(ctx); err != nil {
+		return r, err
+	}
+	defer p.Close()
+	// Start returns before sipgo's UDP listener has registered its socket
+	// in sipgo's connection pool (that happens in the serving goroutine);
+	// an INVITE sent in between makes sipgo bind a second socket on the
+	// same address, which fails (EADDRINUSE). Give it a moment.
+	time.Sleep(200 * time.Millisecond)
+
+	m := &meter{}
+	fd := &feeder{frames: o.frames}
+	var (
+		calls    []*call
+		pacersWG sync.WaitGroup
+		rxWG     sync.WaitGroup
+	)
+	pacerCtx, stopPacers := context.WithCancel(ctx)
+	defer stopPacers()
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	defer stopFeed()
+	go fd.run(feedCtx)
+
+	// Place the calls at o.rate a second; take their events meanwhile.
+	tr := telephony.Trunk{ConnectionID: "bench", Address: s.addr(), Transport: "udp"}
+	placeErr := make(chan error, n)
+	go func() {
+		tick := time.NewTicker(time.Second / time.Duration(o.rate))
+		defer tick.Stop()
+		for i := range n {
+			if i > 0 {
+				<-tick.C
+			}
+			req := telephony.PlaceRequest{CallID: "call_" + strconv.Itoa(i), From: "+16175550100", To: "+1617555" + fmt.Sprintf("%04d", i), Trunk: tr}
+			placeErr <- p.Place(ctx, req)
+		}
+	}()
+	pending := n
+	deadline := time.After(time.Duration(n)*time.Second/time.Duration(o.rate) + 15*time.Second)
+	for placed := 0; pending > 0; {
+		select {
+		case err := <-placeErr:
+			placed++
+			if err != nil {
+				r.failed["place: "+err.Error()]++
+				pending--
+			}
+		case ev := <-events:
+			switch ev.Kind {
+			case telephony.Ended:
+				r.failed[ev.Reason]++
+				pending--
+			case telephony.Answered:
+				pending--
+				r.answered++
+				c := &call{line: ev.Line, sch: &sched{m: m}}
+				c.pacer = audio.NewPacer(highWater, func(b []byte) error {
+					c.sch.frame(time.Now())
+					return ev.Line.Write(b)
+				}, nil)
+				calls = append(calls, c)
+				rxWG.Add(1)
+				go func() {
+					defer rxWG.Done()
+					ev.Line.Receive(ctx, c)
+					c.ended.Store(true)
+				}()
+				pacersWG.Add(1)
+				go func() {
+					defer pacersWG.Done()
+					_ = c.pacer.Run(pacerCtx)
+				}()
+				fd.add(c)
+			}
+		case <-deadline:
+			r.failed[fmt.Sprintf("no answer within the ramp (%d)", pending)] += pending
+			pending = 0
+		}
+	}
+	if d := sinkDropped.Load(); d > 0 {
+		r.failed[fmt.Sprintf("events dropped: %d", d)]++
+	}
+
+	time.Sleep(o.settle)
+	w := &window{}
+	c0 := readCPU(bench.CPUTime, s.pid())
+	t0 := time.Now()
+	m.cur.Store(w)
+	time.Sleep(o.hold)
+	m.cur.Store(nil)
+	r.hold = time.Since(t0)
+	r.cpu = readCPU(bench.CPUTime, s.pid()).minus(c0)
+	for _, c := range calls {
+		if !c.ended.Load() {
+			r.sustained++
+		}
+	}
+	r.p50, r.p99, r.windowFrames = w.late.quantile(0.50), w.late.quantile(0.99), int64(w.late.count())
+	r.fill = w.fill.Load()
+
+	stopFeed()
+	stopPacers()
+	pacersWG.Wait()
+	time.Sleep(500 * time.Millisecond) // the echo's tail
+	var jit []time.Duration
+	for _, c := range calls {
+		r.written += c.sch.sent.Load()
+		r.echoed += c.echoed.Load()
+		st := c.pacer.Stats()
+		r.resyncs += st.Resyncs
+		r.dropped += st.Dropped
+		_, p99 := c.pacer.Jitter()
+		jit = append(jit, p99)
+	}
+	if len(jit) > 0 {
+		slices.Sort(jit)
+		r.jitterMed, r.jitterMax = jit[len(jit)/2], jit[len(jit)-1]
+	}
+	r.rtpDropped = p.Stats().RTPQueueDropped
+
+	// Hang up: our BYE completes each of SIPp's calls.
+	var hwg sync.WaitGroup
+	for i, c := range calls {
+		hwg.Add(1)
+		go func() {
+			defer hwg.Done()
+			time.Sleep(time.Duration(i) * time.Second / time.Duration(4*o.rate)) // spread the BYEs
+			hctx, hcancel := context.WithTimeout(ctx, 10*time.Second)
+			defer hcancel()
+			_ = c.line.Hangup(hctx)
+		}()
+	}
+	hwg.Wait()
+	rxWG.Wait()
+	if err := p.Close(); err != nil && !errors.Is(err, sip.ErrClosed) {
+		r.failed["close: "+err.Error()]++
+	}
+	r.sippOK, r.sippFailed, r.sippErr = s.wait(15 * time.Second)
+	if o.verbose && r.sippErr != nil {
+		fmt.Println(s.screen(4000))
+	}
+	return r, nil
+}
+
+// runBare runs n of the same pacers, fed the same way, writing to a line
+// that does nothing: the timers and the scheduler alone, no SIP, no RTP.
+func runBare(o options, n int) result {
+	r := result{calls: n, answered: n, sustained: n, failed: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &meter{}
+	fd := &feeder{frames: o.frames}
+	var wg sync.WaitGroup
+	for range n {
+		c := &call{sch: &sched{m: m}}
+		c.pacer = audio.NewPacer(highWater, func([]byte) error {
+			c.sch.frame(time.Now())
+			return nil
+		}, nil)
+		fd.add(c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.pacer.Run(ctx)
+		}()
+		time.Sleep(time.Second / time.Duration(o.rate)) // the same ramp as the calls
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fd.run(ctx)
+	}()
+	time.Sleep(o.settle)
+	w := &window{}
+	c0 := readCPU(bench.CPUTime, 0)
+	t0 := time.Now()
+	m.cur.Store(w)
+	time.Sleep(o.baseline)
+	m.cur.Store(nil)
+	r.hold = time.Since(t0)
+	r.cpu = readCPU(bench.CPUTime, 0).minus(c0)
+	r.p50, r.p99, r.windowFrames = w.late.quantile(0.50), w.late.quantile(0.99), int64(w.late.count())
+	cancel()
+	wg.Wait()
+	return r
+}
