@@ -308,6 +308,11 @@ func runBare(o options, n int) result {
 	m := &meter{}
 	fd := &feeder{frames: o.frames}
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fd.run(ctx)
+	}()
 	for range n {
 		c := &call{sch: &sched{m: m}}
 		c.pacer = audio.NewPacer(highWater, func([]byte) error {
@@ -322,11 +327,6 @@ func runBare(o options, n int) result {
 		}()
 		time.Sleep(time.Second / time.Duration(o.rate)) // the same ramp as the calls
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		fd.run(ctx)
-	}()
 	time.Sleep(o.settle)
 	w := &window{}
 	c0 := readCPU(bench.CPUTime, 0)
