@@ -286,6 +286,21 @@ func choosePublicIP(public string, listen netip.Addr) (netip.Addr, error) {
 // Name is "sip".
 func (p *Provider) Name() string { return Name }
 
+// awaitUDP waits until sipgo serves the listening UDP socket at addr (its
+// pool holds it), within ctx and 5 s.
+func (p *Provider) awaitUDP(ctx context.Context, addr string) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := p.ua.TransportLayer().GetConnection("udp", addr); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("sip: the UDP listener at %s did not start", addr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Start listens for SIP on UDP and TCP at Config.ListenAddr (the same port
 // for both) and serves until Close. ctx bounds only the listening.
 func (p *Provider) Start(ctx context.Context) error {
@@ -355,6 +370,12 @@ func (p *Provider) Start(ctx context.Context) error {
 			p.log.Error("sip tcp listener stopped", "err", err)
 		}
 	})
+	// sipgo registers the UDP socket in its connection pool on the serving
+	// goroutine; until it has, a request sent "from" it would try to bind
+	// the address again and fail. Start returns once it is registered.
+	if err := p.awaitUDP(ctx, udpAddr); err != nil {
+		return err
+	}
 	p.log.Info("sip listening", "addr", udpAddr, "public_ip", p.publicIP.String(),
 		"rtp_ports", fmt.Sprintf("%d-%d", p.cfg.RTPPorts.Min, p.cfg.RTPPorts.Max))
 	return nil

@@ -159,11 +159,6 @@ func runSIP(o options, n int) (result, error) {
 		return r, err
 	}
 	defer p.Close()
-	// Start returns before sipgo's UDP listener has registered its socket
-	// in sipgo's connection pool (that happens in the serving goroutine);
-	// an INVITE sent in between makes sipgo bind a second socket on the
-	// same address, which fails (EADDRINUSE). Give it a moment.
-	time.Sleep(200 * time.Millisecond)
 
 	m := &meter{}
 	fd := &feeder{frames: o.frames}
