@@ -27,18 +27,18 @@ func TestSchedLateness(t *testing.T) {
 	if got := s.sent.Load(); got != int64(len(at)) {
 		t.Errorf("sent = %d, want %d", got, len(at))
 	}
-	if got := w.late.count(); got != uint64(len(at)) {
+	if got := w.late.Count(); got != uint64(len(at)) {
 		t.Errorf("window frames = %d, want %d", got, len(at))
 	}
-	if got, want := w.late.quantile(7.0/8), 3*time.Millisecond+histWidth; got != want {
+	if got, want := w.late.Quantile(7.0/8), 3*time.Millisecond+25*time.Microsecond; got != want {
 		t.Errorf("quantile(7/8) = %s, want %s (frame 4's 3 ms; six frames on time)", got, want)
 	}
-	if got, want := w.late.quantile(1), time.Duration(histBuckets+1)*histWidth; got != want {
+	if got, want := w.late.Quantile(1), 100*time.Millisecond+25*time.Microsecond; got != want {
 		t.Errorf("max = %s, want the overflow bucket (frame 6's 150 ms)", got)
 	}
 	m.cur.Store(nil)
 	s.frame(t0.Add(310 * time.Millisecond))
-	if got := w.late.count(); got != uint64(len(at)) {
+	if got := w.late.Count(); got != uint64(len(at)) {
 		t.Errorf("a frame after the window closed was counted: %d", got)
 	}
 }

@@ -13,51 +13,10 @@ import (
 	"switchboard/internal/bench"
 )
 
-// latHist counts durations in 25 µs buckets up to 100 ms (and one bucket
-// above); add is safe from any goroutine.
-type latHist struct {
-	b [histBuckets + 1]atomic.Uint64
-}
-
-const (
-	histWidth   = 25 * time.Microsecond
-	histBuckets = int(100 * time.Millisecond / histWidth)
-)
-
-func (h *latHist) add(d time.Duration) {
-	h.b[min(int(max(d, 0)/histWidth), histBuckets)].Add(1)
-}
-
-func (h *latHist) count() uint64 {
-	var n uint64
-	for i := range h.b {
-		n += h.b[i].Load()
-	}
-	return n
-}
-
-// quantile is the upper edge of the bucket holding the q-th value (0 when
-// empty).
-func (h *latHist) quantile(q float64) time.Duration {
-	n := h.count()
-	if n == 0 {
-		return 0
-	}
-	rank := max(uint64(math.Ceil(q*float64(n))), 1)
-	var cum uint64
-	for i := range h.b {
-		cum += h.b[i].Load()
-		if cum >= rank {
-			return time.Duration(i+1) * histWidth
-		}
-	}
-	return time.Duration(histBuckets+1) * histWidth
-}
-
 // window is the measured hold of one step: every outbound frame's
 // lateness, counted while it is open.
 type window struct {
-	late   latHist
+	late   bench.Lateness
 	frames atomic.Int64
 	fill   atomic.Int64 // silence frames echoed back: the line's own fill
 }
@@ -91,7 +50,7 @@ func (s *sched) frame(now time.Time) {
 	}
 	s.k++
 	if w := s.m.cur.Load(); w != nil {
-		w.late.add(late)
+		w.late.Add(late)
 		w.frames.Add(1)
 	}
 }

@@ -247,7 +247,7 @@ func runSIP(o options, n int) (result, error) {
 			r.sustained++
 		}
 	}
-	r.p50, r.p99, r.windowFrames = w.late.quantile(0.50), w.late.quantile(0.99), int64(w.late.count())
+	r.p50, r.p99, r.windowFrames = w.late.Quantile(0.50), w.late.Quantile(0.99), int64(w.late.Count())
 	r.fill = w.fill.Load()
 
 	stopFeed()
@@ -331,7 +331,7 @@ func runBare(o options, n int) result {
 	m.cur.Store(nil)
 	r.hold = time.Since(t0)
 	r.cpu = readCPU(bench.CPUTime, 0).minus(c0)
-	r.p50, r.p99, r.windowFrames = w.late.quantile(0.50), w.late.quantile(0.99), int64(w.late.count())
+	r.p50, r.p99, r.windowFrames = w.late.Quantile(0.50), w.late.Quantile(0.99), int64(w.late.Count())
 	cancel()
 	wg.Wait()
 	return r

@@ -26,52 +26,10 @@ import (
 	"switchboard/internal/voice/voicetest"
 )
 
-// latHist counts durations in 25 µs buckets up to 100 ms (and one bucket
-// above); Add is safe from any goroutine.
-type latHist struct {
-	b [histBuckets + 1]atomic.Uint64
-}
-
-const (
-	histWidth   = 25 * time.Microsecond
-	histBuckets = int(100 * time.Millisecond / histWidth)
-)
-
-func (h *latHist) add(d time.Duration) {
-	i := min(int(max(d, 0)/histWidth), histBuckets)
-	h.b[i].Add(1)
-}
-
-func (h *latHist) count() uint64 {
-	var n uint64
-	for i := range h.b {
-		n += h.b[i].Load()
-	}
-	return n
-}
-
-// quantile is the upper edge of the bucket holding the q-th value (100 ms+
-// for the overflow bucket; 0 when empty).
-func (h *latHist) quantile(q float64) time.Duration {
-	n := h.count()
-	if n == 0 {
-		return 0
-	}
-	rank := max(uint64(math.Ceil(q*float64(n))), 1)
-	var cum uint64
-	for i := range h.b {
-		cum += h.b[i].Load()
-		if cum >= rank {
-			return time.Duration(i+1) * histWidth
-		}
-	}
-	return time.Duration(histBuckets+1) * histWidth
-}
-
 // window is one measured stretch of time.
 type window struct {
-	late      latHist // each outbound frame's lateness against its turn's 20 ms schedule
-	lag       latHist // the feeders' lateness
+	late      bench.Lateness // each outbound frame's lateness against its turn's 20 ms schedule
+	lag       bench.Lateness // the feeders' lateness
 	frames    atomic.Int64
 	bytes     atomic.Int64
 	underruns atomic.Int64 // gaps of more than 3 frames inside a turn's audio
@@ -228,7 +186,7 @@ func (o *out) Audio(frame []byte) error {
 	} else {
 		o.k++
 		if w != nil {
-			w.late.add(now.Sub(o.t0.Add(time.Duration(o.k) * audio.FrameDuration)))
+			w.late.Add(now.Sub(o.t0.Add(time.Duration(o.k) * audio.FrameDuration)))
 			if now.Sub(o.last) > 3*audio.FrameDuration {
 				w.underruns.Add(1)
 			}
@@ -389,7 +347,7 @@ func feed(ctx context.Context, ws []writer, s script, m *meter) {
 			return
 		}
 		if w := m.cur.Load(); w != nil {
-			w.lag.add(time.Since(due))
+			w.lag.Add(time.Since(due))
 		}
 		hush := s.hush != nil && s.hush.Load()
 		for _, w := range ws {

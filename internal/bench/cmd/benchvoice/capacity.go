@@ -105,7 +105,7 @@ func capacityStep(n int, o options, s script) (stepResult, error) {
 	runtime.GC()
 	st.quiet = waitQuiet(o.quietWait)
 	bw := runBarePacers(n, o.format, o.baseline)
-	st.bareP50, st.bareP99, st.bareFrames = bw.late.quantile(.5), bw.late.quantile(.99), bw.frames.Load()
+	st.bareP50, st.bareP99, st.bareFrames = bw.late.Quantile(.5), bw.late.Quantile(.99), bw.frames.Load()
 	st.bareOthers, st.bareSteal = bw.others(), bw.steal()
 	runtime.GC()
 	st.quiet = waitQuiet(o.quietWait) && st.quiet
@@ -160,19 +160,19 @@ func runStep(st *stepResult, o options, s script, reply string) error {
 	}
 	cancel()
 	feeders.Wait()
-	slices.SortFunc(wins, func(a, b *window) int { return cmp.Compare(a.late.quantile(.99), b.late.quantile(.99)) })
+	slices.SortFunc(wins, func(a, b *window) int { return cmp.Compare(a.late.Quantile(.99), b.late.Quantile(.99)) })
 	for _, w := range wins {
-		st.windowP99 = append(st.windowP99, w.late.quantile(.99))
+		st.windowP99 = append(st.windowP99, w.late.Quantile(.99))
 	}
 	w := wins[len(wins)/2]
 	st.cpuShare = w.cpuShare()
 	st.others, st.steal = w.others(), w.steal()
 	st.cpuPerCall = time.Duration(float64(w.cpu) / w.took.Seconds() / float64(st.n))
 	st.framesPerSec = float64(w.frames.Load()) / w.took.Seconds()
-	st.p50, st.p99 = w.late.quantile(0.5), w.late.quantile(0.99)
+	st.p50, st.p99 = w.late.Quantile(0.5), w.late.Quantile(0.99)
 	st.frames, st.gaps = w.frames.Load(), w.underruns.Load()
 	st.starts, st.clears = w.starts.Load(), w.clears.Load()
-	st.feedLag = w.lag.quantile(0.99)
+	st.feedLag = w.lag.Quantile(0.99)
 	st.heapPerCall = float64(int64(ms1.HeapInuse)-int64(ms0.HeapInuse)) / float64(st.n)
 	st.goroutines = float64(g1-g0) / float64(st.n)
 	var pacer []time.Duration

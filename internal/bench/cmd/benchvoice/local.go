@@ -344,7 +344,7 @@ func runLocalStep(n int, o options, s script, stt *countingSTT, tts *timedSynth,
 		st.droppedIn += c.p.Stats().DroppedIn
 	}
 	err := stopAll(calls)
-	st.late99, st.underruns = w.late.quantile(0.99), w.underruns.Load()
+	st.late99, st.underruns = w.late.Quantile(0.99), w.underruns.Load()
 	mu.Lock()
 	defer mu.Unlock()
 	st.answered = len(bds)

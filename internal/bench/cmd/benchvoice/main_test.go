@@ -8,29 +8,6 @@ import (
 	"switchboard/internal/speech/local"
 )
 
-func TestLatHist(t *testing.T) {
-	var h latHist
-	if q := h.quantile(.99); q != 0 {
-		t.Errorf("empty quantile(.99) = %s, want 0", q)
-	}
-	for i := range 100 {
-		h.add(time.Duration(i) * time.Millisecond) // 0..99 ms
-	}
-	h.add(-time.Millisecond) // early counts as on time
-	h.add(time.Hour)         // beyond the last bucket
-	for _, tt := range []struct {
-		q    float64
-		want time.Duration
-	}{{0, histWidth}, {.5, 49*time.Millisecond + histWidth}, {.99, 99*time.Millisecond + histWidth}, {1, time.Duration(histBuckets+1) * histWidth}} {
-		if got := h.quantile(tt.q); got != tt.want {
-			t.Errorf("quantile(%v) = %s, want %s", tt.q, got, tt.want)
-		}
-	}
-	if n := h.count(); n != 102 {
-		t.Errorf("count = %d, want 102", n)
-	}
-}
-
 func TestScriptFrame(t *testing.T) {
 	s := script{speech: [][]byte{{1}, {2}}, silence: []byte{0}, cycle: 4}
 	var got []byte

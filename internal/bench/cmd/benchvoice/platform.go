@@ -94,7 +94,7 @@ func runPlatform(o options, utterance []int16) (platformResult, error) {
 	r.others, r.steal = w.others(), w.steal()
 	cancel()
 	feeders.Wait()
-	r.feedLag = w.lag.quantile(0.99)
+	r.feedLag = w.lag.Quantile(0.99)
 	err := stopAll(calls)
 	mu.Lock()
 	defer mu.Unlock()

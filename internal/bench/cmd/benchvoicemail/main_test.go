@@ -18,7 +18,7 @@ func TestReport(t *testing.T) {
 		{Audio: amdtest.Audio{Clip: amdtest.Clip{Name: "h2", Text: "Good afternoon"}}, Decision: amd.Decision{Result: amd.Machine, Reason: amd.ReasonGreeting, At: 3 * s, Final: true}},
 		{Audio: amdtest.Audio{Clip: amdtest.Clip{Name: "m1", Machine: true, Beep: true}, BeepEnd: 5 * s},
 			Decision: amd.Decision{Result: amd.Machine, Reason: amd.ReasonBeep, At: 4 * s, Final: true},
-			BeepOK: true, BeepEnd: 5*s + 20*time.Millisecond, Cue: 5*s + 20*time.Millisecond, CueOK: true},
+			BeepOK:   true, BeepEnd: 5*s + 20*time.Millisecond, Cue: 5*s + 20*time.Millisecond, CueOK: true},
 		{Audio: amdtest.Audio{Clip: amdtest.Clip{Name: "m2", Machine: true}}, Decision: amd.Decision{Result: amd.Undecided, Reason: amd.ReasonTimeout, At: 5 * s, Final: true}},
 	}
 	got := report(outs, make([]string, len(outs)), false, 2, "no recognizer", time.Second, time.Now(), "0.1")
