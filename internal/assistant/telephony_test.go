@@ -147,7 +147,7 @@ func TestValidateTelephony(t *testing.T) {
 // TestTelephonyJSON: a new assistant shows the defaults; one stored before
 // the settings existed decodes to them and shows the same.
 func TestTelephonyJSON(t *testing.T) {
-	want := `"transfer":{"destinations":[]},"recording":{"enabled":false},"voicemail":{"action":"hangup","message":""}`
+	want := `"transfer":{"destinations":[]},"recording":{"enabled":false},"voicemail":{"detect":false,"action":"hangup","message":""}`
 	b, err := json.Marshal(Defaults(DefaultProviders()))
 	if err != nil || !strings.Contains(string(b), want) {
 		t.Errorf("json.Marshal(Defaults()) = %s, %v; want it to contain %s", b, err, want)

@@ -378,7 +378,10 @@ func (c *client) say(text string) {
 // read returns the next server event, or the error that ended the socket.
 func (c *client) read() (protocol.ServerEvent, error) {
 	c.tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// 10 s: a barge-in pause may hold the assistant's audio (no frame
+	// at all) for its 3 s resume cap, and longer on a loaded machine
+	// (FuzzAudioFrames' 1 s tone over the reply, under make test).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	typ, b, err := c.conn.Read(ctx)
 	if err != nil {
