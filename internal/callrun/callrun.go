@@ -253,7 +253,7 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 	// transferCall tools and the flow nodes act on it.
 	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: r.cfg.Store, Ender: r.cfg.Ender, Log: log, Control: rn.line}
 	if rn.line.Format() == (audio.Format{}) {
-		r.converse(ctx, cfg, rn, textOutput{rn.line}, nil)
+		r.converse(ctx, cfg, rn, textOutput{rn.line}, nil, nil)
 		return
 	}
 	if r.cfg.Voices == nil {
@@ -266,6 +266,7 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 		return
 	}
 	f := rn.line.Format()
+	watch := newMachine(c, a, f, rn.send, log)
 	vcfg := voice.Settings(voice.Config{
 		In: f, Out: f, Transcriber: stt, Synthesizer: tts,
 		Input: rn.send, Log: log, Observer: r.cfg.Observer,
@@ -278,17 +279,20 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 		vcfg.Recorder = rec
 		cfg.Ender = recordingEnder{Ender: cfg.Ender, finish: finish}
 	}
-	pipe, err := voice.New(vcfg, lineOutput{rn.line})
+	pipe, err := voice.New(vcfg, lineOutput{line: rn.line, machine: watch})
 	if err != nil {
 		r.fail(ctx, log, rn, "voice", call.ReasonVoiceFailed, err)
 		return
 	}
-	r.converse(ctx, cfg, rn, pipe, pipe)
+	if watch != nil {
+		watch.quiet = pipe.DisableBargeIn
+	}
+	r.converse(ctx, cfg, rn, pipe, pipe, watch)
 }
 
 // converse runs the conversation with out as its output while the line's
 // Receive feeds it (and pipe, when the call has audio, runs alongside).
-func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run, out conversation.Output, pipe *voice.Pipeline) {
+func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run, out conversation.Output, pipe *voice.Pipeline, watch *machine) {
 	lineCtx, stopLine := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -298,10 +302,6 @@ func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run
 		wg.Go(func() { _ = pipe.Run(lineCtx) })
 	}
 	wg.Go(func() {
-		var watch *machine
-		if pipe != nil {
-			watch = newMachine(cfg.Call, cfg.Assistant, rn.line.Format(), rn.send, pipe.DisableBargeIn, cfg.Log)
-		}
 		end := rn.line.Receive(lineCtx, &receiver{rn: rn, pipe: pipe, log: cfg.Log, machine: watch})
 		if lineCtx.Err() != nil {
 			return // the call is over here; the line's end is ours
@@ -377,7 +377,10 @@ func (o textOutput) TurnDone(_, text string, _ bool) {
 
 // lineOutput is the voice pipeline's output on an audio line: the audio
 // goes to the line, and the events to the line when it wants them.
-type lineOutput struct{ line telephony.Line }
+type lineOutput struct {
+	line    telephony.Line
+	machine *machine // hears the callee's transcripts; nil unless watched
+}
 
 // AudioEvents is implemented by lines whose far end follows the audio
 // (the sandbox persona's ear ends each heard turn on AudioDone or
@@ -446,6 +449,9 @@ func (o lineOutput) TurnDone(turnID, text string, interrupted bool) {
 }
 
 func (o lineOutput) Transcript(role, text, turnID string, final bool) {
+	if role == call.RoleUser {
+		o.machine.transcript(text)
+	}
 	if e, ok := o.text(); ok {
 		e.Transcript(role, text, turnID, final)
 	}
