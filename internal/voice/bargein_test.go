@@ -338,3 +338,31 @@ func TestBargeInSlowRecognizer(t *testing.T) {
 		}
 	})
 }
+
+// TestBargeInResumesWhenAudioStops: a caller whose audio stops altogether
+// while it speaks over the assistant (a client that stops sending, a line
+// gone quiet) ends the utterance for no one; the pause does not hold the
+// assistant silent for good: it resumes maxWaitWords after the last frame.
+func TestBargeInResumesWhenAudioStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := startCall(t, bargeInSetup(voicetest.Utterance{Final: ""}, false))
+		defer c.close()
+		onset := storyUntilOnset(c)
+		c.speak(400 * time.Millisecond) // then no frame at all
+		last := time.Now()
+		time.Sleep(maxWaitWords + time.Second)
+		pause := checkPausedAtOnce(t, c, onset)
+		resume, ok := c.out.Find(voicetest.Is("audio.resume", "turn_2"))
+		if !ok {
+			t.Fatalf("the caller's audio stopped and turn_2 stayed paused; events:\n%s", c.dump())
+		}
+		if d := resume.At.Sub(last); d < maxWaitWords || d > maxWaitWords+pauseCheck+audio.FrameDuration {
+			t.Errorf("audio.resume %s after the last frame, want within %s of %s", d, pauseCheck, maxWaitWords)
+		}
+		if resume.PlayedMs < pause.PlayedMs {
+			t.Errorf("audio.resume playedMs %d before the pause's %d", resume.PlayedMs, pause.PlayedMs)
+		}
+		c.hangup()
+		c.end(10 * time.Second)
+	})
+}

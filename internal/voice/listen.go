@@ -31,6 +31,9 @@ func (r *recorder) IsSpeech(f []int16) (bool, error) {
 // final, if it comes later with words, still cuts the turn.
 const maxWaitWords = 3 * time.Second
 
+// pauseCheck is how often a pause is checked for caller audio that stopped.
+const pauseCheck = 250 * time.Millisecond
+
 // hinter is speech.Hinter: a stream whose hints can change between utterances.
 type hinter interface{ SetHints([]string) }
 
@@ -45,6 +48,7 @@ type listener struct {
 	waiting []*measurement   // utterances finished, awaiting their final transcript
 
 	lastVoiced time.Time // arrival of the last voiced frame
+	lastFrame  time.Time // arrival of the last frame
 	stoppedAt  time.Time // arrival of the frame that ended the last utterance
 	downBuf    []int16   // write's downsampled frame; STT streams do not keep it
 	partial    string    // the utterance's latest partial transcript
@@ -77,11 +81,21 @@ func (p *Pipeline) listen(ctx context.Context, stt speech.TranscribeStream) {
 		l.down = audio.NewResampler(audio.PipelineRate, p.sttHz)
 	}
 	results := stt.Results()
+	// While a turn is paused for the caller, a clock also ends the pause
+	// when the caller's audio stops altogether (a client that stops
+	// sending, a line gone quiet): frames alone would never end it.
+	tick := time.NewTicker(pauseCheck)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-tick.C:
+			if l.paused != nil && !l.lastFrame.IsZero() && p.cfg.Now().Sub(l.lastFrame) > maxWaitWords {
+				l.resume(vad.NoWords)
+			}
 		case f := <-p.frames:
+			l.lastFrame = f.at
 			l.frame(f)
 		case tr, ok := <-results:
 			if !ok {
