@@ -351,20 +351,7 @@ func (s *Service) End(ctx context.Context, callID string, outcome call.Outcome, 
 	if err == nil && !applied {
 		return c, nil // it had ended already
 	}
-	if c.Type != call.Phone {
-		return c, err
-	}
-	prov, ok := s.providers[c.Provider]
-	if !ok {
-		return c, err
-	}
-	s.askHangup(c.ID, hangup{outcome: outcome, reason: reason, result: result, asked: s.now()})
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hangupTimeout)
-	defer cancel()
-	if herr := prov.Hangup(hctx, c.ID); herr != nil {
-		s.takeHangup(c.ID) // no Ended event is promised
-		s.log.Warn("provider hang-up failed", "call_id", c.ID, "err", herr)
-	}
+	s.hangUpProvider(ctx, c, hangup{outcome: outcome, reason: reason, result: result, asked: s.now()})
 	return c, err
 }
 

@@ -156,11 +156,9 @@ func (r *Runtime) get(orgID, callID string) (*run, error) {
 // once the conversation has. ended is false when the call does not run
 // here.
 func (r *Runtime) End(ctx context.Context, orgID, callID string) (ended bool, err error) {
-	r.mu.Lock()
-	rn := r.live[callID]
-	r.mu.Unlock()
-	if rn == nil || rn.call.OrgID != orgID {
-		return false, nil
+	rn, err := r.get(orgID, callID)
+	if err != nil {
+		return false, nil // not run here: the caller ends it
 	}
 	select {
 	case rn.in <- conversation.Input{Kind: conversation.Hangup, Reason: call.ReasonAPIEnded}:
