@@ -361,6 +361,12 @@ func (rx *receiver) Text(s string) {
 	rx.rn.send(conversation.Input{Kind: conversation.UserText, Text: s})
 }
 
+func (rx *receiver) Mark(turnID string, playedMs int64) {
+	if rx.pipe != nil {
+		rx.pipe.Mark(turnID, playedMs)
+	}
+}
+
 // textOutput is the conversation's output on a text line.
 type textOutput struct{ line telephony.Line }
 

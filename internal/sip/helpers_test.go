@@ -180,7 +180,8 @@ func (r *recorder) DTMF(d byte) {
 	r.got <- struct{}{}
 }
 
-func (r *recorder) Text(string) {}
+func (r *recorder) Text(string)        {}
+func (r *recorder) Mark(string, int64) {}
 
 func (r *recorder) snapshot() (audio []byte, digits string) {
 	r.mu.Lock()

@@ -49,6 +49,11 @@ type Receiver interface {
 	DTMF(digit byte)
 	// Text is a caller turn typed or said as text (text lines).
 	Text(s string)
+	// Mark is the far end's report that it has played playedMs of the
+	// assistant's audio of turn turnID (a web client's playback.mark, a
+	// Twilio mark echoed back), so that what the caller heard of a cut
+	// turn is exact. Lines whose far end buffers nothing never call it.
+	Mark(turnID string, playedMs int64)
 }
 
 // TextLine is a Line whose far party hears the assistant as text (the

@@ -14,9 +14,10 @@ import (
 // texts is a Receiver that keeps what the persona says.
 type texts chan string
 
-func (texts) Audio([]byte)    {}
-func (texts) DTMF(byte)       {}
-func (t texts) Text(s string) { t <- s }
+func (texts) Audio([]byte)       {}
+func (texts) DTMF(byte)          {}
+func (t texts) Text(s string)    { t <- s }
+func (texts) Mark(string, int64) {}
 
 // TestLinesHandOver: with Lines, an answered call's event carries a text
 // line (no speech engines); the persona answers each turn it hears, a

@@ -77,8 +77,9 @@ func (c *call) Audio(b []byte) {
 	}
 	c.echoed.Add(1)
 }
-func (c *call) DTMF(byte)   {}
-func (c *call) Text(string) {}
+func (c *call) DTMF(byte)          {}
+func (c *call) Text(string)        {}
+func (c *call) Mark(string, int64) {}
 
 // feeder tops up every pacer from the looped signal until ctx ends.
 type feeder struct {
