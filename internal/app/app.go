@@ -282,14 +282,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
-	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
-		VoiceObserver: vm, Recordings: recordings, Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
+	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Runtime: m.runtime,
+		Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
 	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
-	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: func(c call.Call) {
-		m.runtime.Ended(c)
-		m.gateway.CallEnded(c)
-	}})
+	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: m.runtime.Ended})
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()

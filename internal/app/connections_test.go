@@ -299,18 +299,27 @@ func TestCallDirectionAndEnd(t *testing.T) {
 	})
 }
 
-// TestEndWebCallInProgress: a connected web call ended through the API
-// tells its client call.ended (completed, api-ended-call) and closes 4410.
+// TestEndWebCallInProgress: a web call runs on the call runtime like a
+// phone call, so live control reaches it: say makes the assistant say a
+// turn the client sees, a transfer is refused (a web call has no phone
+// line), and an end through the API tells its client call.ended
+// (completed, api-ended-call) and closes 4410.
 func TestEndWebCallInProgress(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		callID, ws := b.dialWebCall(b.bookingAssistant(b.key))
 		ws.until(isTurnDone) // the first question: the call waits for the caller
+		b.must(200, "POST", "/v1/calls/"+callID+"/say", map[string]any{"text": "One moment, please."})
+		evs := ws.until(isTurnDone)
+		if d := evs[len(evs)-1].(protocol.TurnDone); d.Text != "One moment, please." {
+			t.Errorf("after POST say the client saw turn %+v, want the said text", d)
+		}
+		expectStatus(t, b.req("POST", "/v1/calls/"+callID+"/transfer", b.key, map[string]any{"destination": "+14155550123"}), 409, "conflict")
 		r := b.must(200, "POST", "/v1/calls/"+callID+"/end", nil).data()
 		if r["outcome"] != "completed" || r["endedReason"] != "api-ended-call" {
 			t.Errorf("POST end (connected web call) = %v, want completed, api-ended-call", r)
 		}
-		evs := ws.until(isEnded)
+		evs = ws.until(isEnded)
 		if e := evs[len(evs)-1].(protocol.CallEnded); e.Outcome != "completed" || e.EndedReason != "api-ended-call" {
 			t.Errorf("call.ended = %+v, want completed/api-ended-call", e)
 		}

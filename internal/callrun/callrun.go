@@ -1,9 +1,10 @@
 // Package callrun is the call runtime: it runs one answered call's
 // conversation — and, when the call's line carries audio, its voice
 // pipeline — over a telephony.Line, whatever provider or transport the line
-// comes from (the sandbox persona, a SIP dialog, later a Twilio media
-// stream). It keeps the live calls of this node so that they can be
-// controlled (say, transfer) and stopped at shutdown.
+// comes from (the web gateway's websocket session, the sandbox persona, a
+// SIP dialog, a Twilio media stream). It keeps the live calls of this node
+// so that they can be controlled (end, say, transfer) and stopped at
+// shutdown.
 //
 // Ownership: a Line handed to Start belongs to the runtime, which ends the
 // call through its Ender (the state machine) and hangs the line up. See
@@ -13,8 +14,11 @@ package callrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -33,20 +37,29 @@ type Store interface {
 	conversation.TurnStore
 }
 
+// Brains makes the reply engine of a call's assistant (a flow or a model);
+// conversation.Brains does.
+type Brains interface {
+	New(ctx context.Context, c call.Call, a assistant.Assistant) (conversation.Brain, error)
+}
+
 // Config is the runtime's setup.
 type Config struct {
 	Store  Store
 	Ender  conversation.Ender
-	Brains *conversation.Brains
+	Brains Brains
 	// Voices gives audio calls their speech engines; nil means this
-	// server runs no audio calls (an audio line then ends voice-failed).
+	// server runs no audio calls (an audio line then ends voice-failed, a
+	// web client asking for audio is refused).
 	Voices voice.Voices
 	// Observer watches the audio calls (metrics); may be nil.
 	Observer voice.Observer
 	// Recordings records the audio calls of assistants with recording on;
 	// nil records nothing.
 	Recordings *recording.Archive
-	Log        *slog.Logger
+	// Now is the clock of conversations and pipelines; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // Runtime runs the answered calls of this node.
@@ -57,6 +70,7 @@ type Runtime struct {
 	stopped bool
 	live    map[string]*run
 	wg      sync.WaitGroup
+	panics  atomic.Int64
 }
 
 // New returns a runtime.
@@ -64,17 +78,35 @@ func New(cfg Config) *Runtime {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Runtime{cfg: cfg, live: map[string]*run{}}
 }
 
 // run is one live call.
 type run struct {
-	call   call.Call
-	line   telephony.Line
-	in     chan conversation.Input
-	done   chan struct{} // closed once the conversation has returned
-	cancel context.CancelFunc
+	call call.Call
+	line telephony.Line
+	out  *output
+	in   chan conversation.Input
+	// done is closed once the conversation has returned (or could not
+	// start); closeDone closes it once.
+	done     chan struct{}
+	doneOnce sync.Once
+	cancel   context.CancelFunc
+	// ending is set once the conversation is ending the call itself: an
+	// Ended notice for the call is then its own, not a reason to stop.
+	ending atomic.Bool
+
+	// mu guards the audio side, which a web line turns on mid-call.
+	mu       sync.Mutex
+	closed   bool // the conversation has returned: no pipeline may start
+	recorder *recording.Recorder
+	finished bool // the recording has been finished
 }
+
+func (rn *run) closeDone() { rn.doneOnce.Do(func() { close(rn.done) }) }
 
 // inputBuffer bounds what the line and live control may queue for the
 // conversation while it is busy.
@@ -94,10 +126,10 @@ func (r *Runtime) Start(c call.Call, line telephony.Line) bool {
 		r.cfg.Log.Warn("a second line for a live call was refused", "call_id", c.ID)
 		return false
 	}
-	// The conversation's context is canceled by Stop (shutdown): it then
-	// ends system-shutdown.
+	// The conversation's context is canceled by Stop (shutdown), Cancel
+	// and Ended: it then ends system-shutdown, or as its record says.
 	ctx, cancel := context.WithCancel(context.Background())
-	rn := &run{call: c, line: line, in: make(chan conversation.Input, inputBuffer), done: make(chan struct{}), cancel: cancel}
+	rn := &run{call: c, line: line, out: &output{line: line}, in: make(chan conversation.Input, inputBuffer), done: make(chan struct{}), cancel: cancel}
 	r.live[c.ID] = rn
 	// Started under r.mu, so that Stop, which sets stopped under r.mu
 	// before its Wait, always waits for this call.
@@ -108,14 +140,23 @@ func (r *Runtime) Start(c call.Call, line telephony.Line) bool {
 	return true
 }
 
-// Ended is told that call c ended elsewhere (the API, housekeeping, another
-// part of this node): its line is hung up and its conversation stops.
-func (r *Runtime) Ended(c call.Call) {
+// Ended is told that call c ended, wherever that happened. A call that
+// ended outside its own conversation (the API, housekeeping, another part
+// of this node) stops at once: its line is hung up, and a line that is
+// told how its call ended (Ending) hears the record's outcome and reason.
+// It does not block.
+func (r *Runtime) Ended(c call.Call) { r.Cancel(c.ID) }
+
+// Cancel stops live call callID's conversation now, as shutdown does: the
+// call ends system-shutdown, unless it has already ended, in which case its
+// line hears the recorded end. A call that is ending itself is left alone.
+// It does not block.
+func (r *Runtime) Cancel(callID string) {
 	r.mu.Lock()
-	rn := r.live[c.ID]
+	rn := r.live[callID]
 	r.mu.Unlock()
-	if rn != nil {
-		rn.send(conversation.Input{Kind: conversation.Hangup})
+	if rn != nil && !rn.ending.Load() {
+		rn.cancel()
 	}
 }
 
@@ -138,6 +179,10 @@ func (r *Runtime) Live() int {
 	return len(r.live)
 }
 
+// Panics is how many panics the runtime recovered (each failed its call,
+// system-error).
+func (r *Runtime) Panics() int64 { return r.panics.Load() }
+
 // get returns the live call id of organization orgID.
 func (r *Runtime) get(orgID, callID string) (*run, error) {
 	r.mu.Lock()
@@ -145,7 +190,7 @@ func (r *Runtime) get(orgID, callID string) (*run, error) {
 	r.mu.Unlock()
 	if rn == nil || rn.call.OrgID != orgID {
 		// The API checked that the call is the caller's and live: it runs
-		// elsewhere (a web call's websocket session, another node).
+		// elsewhere (another node, or it is not answered yet).
 		return nil, apperr.Conflictf("call %s is not run by this node's call runtime", callID)
 	}
 	return rn, nil
@@ -201,6 +246,9 @@ func (r *Runtime) Transfer(ctx context.Context, orgID, callID, destination strin
 	if err != nil {
 		return err
 	}
+	if control(rn.line) == nil {
+		return apperr.Conflictf("call %s is a %s call: it has no phone line to transfer", callID, rn.call.Type)
+	}
 	if err := rn.line.Transfer(ctx, destination); err != nil {
 		if errors.Is(err, telephony.ErrTransferRefused) {
 			return apperr.Conflictf("the transfer to %s was refused: %v", destination, err)
@@ -237,6 +285,8 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 		delete(r.live, c.ID)
 		r.mu.Unlock()
 	}()
+	// A panic anywhere in the conversation fails this call, not the node.
+	defer r.recoverCall(ctx, log, rn)
 	a, err := r.cfg.Store.GetAssistant(ctx, c.OrgID, c.AssistantID)
 	if err != nil {
 		r.fail(ctx, log, rn, "assistant", call.ReasonModelFailed, err)
@@ -247,66 +297,104 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 		r.fail(ctx, log, rn, "brain", call.ReasonModelFailed, err)
 		return
 	}
-	// The line is the conversation's Control: the built-in sendDTMF and
-	// transferCall tools and the flow nodes act on it.
-	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: r.cfg.Store, Ender: r.cfg.Ender, Log: log, Control: rn.line}
-	if rn.line.Format() == (audio.Format{}) {
-		r.converse(ctx, cfg, rn, textOutput{rn.line}, nil, nil)
-		return
-	}
-	if r.cfg.Voices == nil {
-		r.fail(ctx, log, rn, "voice", call.ReasonVoiceFailed, errors.New("this server runs no speech engines"))
-		return
-	}
-	stt, tts, err := r.cfg.Voices.For(a)
-	if err != nil {
-		r.fail(ctx, log, rn, "voice", call.ReasonVoiceFailed, err)
-		return
-	}
-	f := rn.line.Format()
-	watch := newMachine(c, a, f, rn.send, log)
-	vcfg := voice.Settings(voice.Config{
-		In: f, Out: f, Transcriber: stt, Synthesizer: tts,
-		Input: rn.send, Log: log, Observer: r.cfg.Observer,
-	}, a)
-	if rec := r.record(c, a, log); rec != nil {
-		// The recording is finished (in place, on the call) before the
-		// call's end is recorded, or when the call stops another way.
-		finish := func() { r.finishRecording(ctx, c, rec) }
-		defer finish()
-		vcfg.Recorder = rec
-		cfg.Ender = recordingEnder{Ender: cfg.Ender, finish: finish}
-	}
-	pipe, err := voice.New(vcfg, lineOutput{line: rn.line, machine: watch})
-	if err != nil {
-		r.fail(ctx, log, rn, "voice", call.ReasonVoiceFailed, err)
-		return
-	}
-	if watch != nil {
-		watch.quiet = pipe.DisableBargeIn
-	}
-	r.converse(ctx, cfg, rn, pipe, pipe, watch)
+	// The line is the conversation's Control, when it has one: the
+	// built-in sendDTMF and transferCall tools and the flow nodes act on it.
+	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: r.cfg.Store, Log: log, Now: r.cfg.Now,
+		Control: control(rn.line), Ender: runEnder{r: r, rn: rn}}
+	r.converse(ctx, cfg, rn)
 }
 
-// converse runs the conversation with out as its output while the line's
-// Receive feeds it (and pipe, when the call has audio, runs alongside).
-func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run, out conversation.Output, pipe *voice.Pipeline, watch *machine) {
+// converse runs the conversation while the line's Receive feeds it, with
+// the voice pipeline alongside once the line carries audio (from the
+// start, or from when a web client turns it on).
+func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run) {
 	lineCtx, stopLine := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stopLine()
-	defer close(rn.done)
-	if pipe != nil {
-		wg.Go(func() { _ = pipe.Run(lineCtx) })
+	defer func() {
+		rn.mu.Lock()
+		rn.closed = true // no pipeline starts once wg may be waited on
+		rn.mu.Unlock()
+		rn.closeDone()
+	}()
+	start := func(f audio.Format) error { return r.startAudio(lineCtx, &wg, cfg, rn, f) }
+	if f := rn.line.Format(); f != (audio.Format{}) {
+		if err := start(f); err != nil {
+			r.fail(ctx, cfg.Log, rn, "voice", call.ReasonVoiceFailed, err)
+			return
+		}
 	}
 	wg.Go(func() {
-		end := rn.line.Receive(lineCtx, &receiver{rn: rn, pipe: pipe, log: cfg.Log, machine: watch})
+		end := rn.line.Receive(lineCtx, &receiver{rn: rn, start: start, log: cfg.Log})
 		if lineCtx.Err() != nil {
 			return // the call is over here; the line's end is ours
 		}
 		rn.send(endInput(end))
 	})
-	conversation.Run(ctx, cfg, rn.in, out)
+	if o, ok := rn.line.(Opening); ok {
+		// The first message waits until the far end is ready for it (a
+		// web client that turns audio on as it connects hears it).
+		select {
+		case <-o.Opened():
+		case <-ctx.Done():
+		}
+	}
+	conversation.Run(ctx, cfg, rn.in, rn.out)
+}
+
+// startAudio turns the call's audio on in format f: its speech engines,
+// recording, voicemail watcher and voice pipeline, whose goroutine joins
+// wg and lives within ctx (the line's). It fails when the call has no
+// speech engines or the conversation has returned.
+func (r *Runtime) startAudio(ctx context.Context, wg *sync.WaitGroup, cfg conversation.Config, rn *run, f audio.Format) error {
+	if r.cfg.Voices == nil {
+		return errors.New("this server runs no speech engines")
+	}
+	stt, tts, err := r.cfg.Voices.For(cfg.Assistant)
+	if err != nil {
+		return err
+	}
+	c, a, log := rn.call, cfg.Assistant, cfg.Log
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.closed {
+		return errors.New("the call is over")
+	}
+	if rn.out.voice() != nil {
+		return errors.New("the call's audio is already on")
+	}
+	watch := newMachine(c, a, f, rn.send, log)
+	vcfg := voice.Settings(voice.Config{
+		In: f, Out: f, Transcriber: stt, Synthesizer: tts,
+		Input: rn.send, Log: log, Observer: r.cfg.Observer, Now: r.cfg.Now,
+	}, a)
+	rec := r.record(c, a, log)
+	if rec != nil {
+		vcfg.Recorder = rec
+	}
+	pipe, err := voice.New(vcfg, lineOutput{line: rn.line, machine: watch})
+	if err != nil {
+		if rec != nil {
+			_ = rec.Close()
+		}
+		return err
+	}
+	rn.recorder = rec
+	if watch != nil {
+		watch.quiet = pipe.DisableBargeIn
+	}
+	rn.out.setVoice(pipe, watch)
+	wg.Go(func() {
+		defer r.recoverSide(log, rn, "voice")
+		if err := pipe.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("the voice pipeline stopped", "err", err)
+		}
+		// Finished in place, on the call, before the call's end is
+		// recorded (runEnder) or when the call stops another way.
+		r.finishRecording(ctx, rn)
+	})
+	return nil
 }
 
 // endInput is the conversation's last input when the line ends on its own.
@@ -318,153 +406,65 @@ func endInput(e telephony.End) conversation.Input {
 }
 
 // fail ends a call whose conversation could not start because what failed
-// failed with err. When shutdown canceled ctx meanwhile, nothing failed:
-// the call ends completed/system-shutdown, as a conversation that shutdown
-// cancels later does. If the end cannot be recorded either, housekeeping
-// ends the call as lost later.
+// failed with err, and tells the line. When shutdown canceled ctx
+// meanwhile, nothing failed: the call ends completed/system-shutdown, as a
+// conversation that shutdown cancels later does. If the end cannot be
+// recorded either, housekeeping ends the call as lost later.
 func (r *Runtime) fail(ctx context.Context, log *slog.Logger, rn *run, what, reason string, err error) {
-	close(rn.done)
+	rn.closeDone()
 	outcome := call.Failed
 	if ctx.Err() != nil {
 		outcome, reason = call.Completed, call.ReasonSystemShutdown
 	} else {
-		log.Error("the call cannot start: "+what, "err", err)
+		log.Error("the call cannot go on: "+what, "err", err)
 	}
-	if _, err := r.cfg.Ender.End(context.WithoutCancel(ctx), rn.call.ID, outcome, reason, call.Result{}); err != nil {
-		log.Error("ending a call that cannot start failed", "err", err)
+	if _, err := (runEnder{r: r, rn: rn}).End(context.WithoutCancel(ctx), rn.call.ID, outcome, reason, call.Result{}); err != nil {
+		log.Error("ending the call failed", "err", err)
 	}
+	rn.out.Ended(outcome, reason)
 }
 
-// receiver takes what the caller sends over the line.
-type receiver struct {
-	rn      *run
-	pipe    *voice.Pipeline // nil on text lines
-	log     *slog.Logger
-	machine *machine // nil unless the call is watched for a voicemail
-}
-
-func (rx *receiver) Audio(b []byte) {
-	if rx.pipe == nil {
-		return
-	}
-	rx.machine.audio(b)
-	if err := rx.pipe.Write(b); err != nil {
-		rx.log.Debug("caller audio refused", "err", err)
+// recoverCall, deferred in the call's goroutine, turns a panic of its
+// conversation into the call's failure (system-error) instead of the
+// node's.
+func (r *Runtime) recoverCall(ctx context.Context, log *slog.Logger, rn *run) {
+	if p := recover(); p != nil {
+		r.panicked(log, "conversation", p)
+		r.fail(context.WithoutCancel(ctx), log, rn, "panic", call.ReasonSystemError, fmt.Errorf("panic: %v", p))
 	}
 }
 
-func (rx *receiver) DTMF(digit byte) {
-	rx.rn.send(conversation.Input{Kind: conversation.DTMF, Text: string(digit)})
-}
-
-func (rx *receiver) Text(s string) {
-	rx.rn.send(conversation.Input{Kind: conversation.UserText, Text: s})
-}
-
-func (rx *receiver) Mark(turnID string, playedMs int64) {
-	if rx.pipe != nil {
-		rx.pipe.Mark(turnID, playedMs)
+// recoverSide, deferred in one of a call's other goroutines (its voice
+// pipeline), fails the call through its conversation, which ends it.
+func (r *Runtime) recoverSide(log *slog.Logger, rn *run, what string) {
+	if p := recover(); p != nil {
+		r.panicked(log, what, p)
+		rn.send(conversation.Input{Kind: conversation.Fail, Reason: call.ReasonSystemError})
 	}
 }
 
-// textOutput is the conversation's output on a text line.
-type textOutput struct{ line telephony.Line }
+func (r *Runtime) panicked(log *slog.Logger, what string, p any) {
+	r.panics.Add(1)
+	log.Error("panic in a call; failing the call", "goroutine", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+}
 
-func (textOutput) Delta(string, string)                    {}
-func (textOutput) Transcript(string, string, string, bool) {}
-func (textOutput) Ended(call.Outcome, string)              {}
-func (o textOutput) TurnDone(_, text string, _ bool) {
-	if tl, ok := o.line.(telephony.TextLine); ok {
-		tl.Heard(text)
+// runEnder ends the call for its conversation: it marks the call as ending
+// itself, finishes the recording first (so that the ended call, and its
+// call.ended webhook, has it), and keeps the record the end returned, so
+// that the line hears what the record says (output.Ended).
+type runEnder struct {
+	r  *Runtime
+	rn *run
+}
+
+func (e runEnder) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
+	e.rn.ending.Store(true)
+	e.r.finishRecording(ctx, e.rn)
+	c, err := e.r.cfg.Ender.End(ctx, callID, outcome, reason, result)
+	if err == nil && c.Status == call.Ended {
+		e.rn.out.recorded(c)
 	}
-}
-
-// lineOutput is the voice pipeline's output on an audio line: the audio
-// goes to the line, and the events to the line when it wants them.
-type lineOutput struct {
-	line    telephony.Line
-	machine *machine // hears the callee's transcripts; nil unless watched
-}
-
-// AudioEvents is implemented by lines whose far end follows the audio
-// (the sandbox persona's ear ends each heard turn on AudioDone or
-// AudioClear; the web client is told everything).
-type AudioEvents interface {
-	SpeechStarted()
-	SpeechStopped()
-	AudioStart(turnID string)
-	AudioDone(turnID string)
-	AudioClear(turnID string, playedMs int64)
-}
-
-// A line that also implements conversation.Output is told the
-// conversation's text events (deltas, transcripts, turns, the end).
-
-func (o lineOutput) audio() (AudioEvents, bool) { e, ok := o.line.(AudioEvents); return e, ok }
-
-func (o lineOutput) text() (conversation.Output, bool) {
-	e, ok := o.line.(conversation.Output)
-	return e, ok
-}
-
-func (o lineOutput) Audio(frame []byte) error { return o.line.Write(frame) }
-
-func (o lineOutput) AudioClear(turnID string, playedMs int64) {
-	o.line.Clear()
-	if e, ok := o.audio(); ok {
-		e.AudioClear(turnID, playedMs)
-	}
-}
-
-func (o lineOutput) SpeechStarted() {
-	if e, ok := o.audio(); ok {
-		e.SpeechStarted()
-	}
-}
-
-func (o lineOutput) SpeechStopped() {
-	if e, ok := o.audio(); ok {
-		e.SpeechStopped()
-	}
-}
-
-func (o lineOutput) AudioStart(turnID string) {
-	if e, ok := o.audio(); ok {
-		e.AudioStart(turnID)
-	}
-}
-
-func (o lineOutput) AudioDone(turnID string) {
-	if e, ok := o.audio(); ok {
-		e.AudioDone(turnID)
-	}
-}
-
-func (o lineOutput) Delta(turnID, text string) {
-	if e, ok := o.text(); ok {
-		e.Delta(turnID, text)
-	}
-}
-
-func (o lineOutput) TurnDone(turnID, text string, interrupted bool) {
-	if e, ok := o.text(); ok {
-		e.TurnDone(turnID, text, interrupted)
-	}
-}
-
-func (o lineOutput) Transcript(role, text, turnID string, final bool) {
-	if role == call.RoleUser {
-		o.machine.transcript(text)
-	}
-	if e, ok := o.text(); ok {
-		e.Transcript(role, text, turnID, final)
-	}
-}
-
-func (o lineOutput) Ended(outcome call.Outcome, reason string) {
-	if e, ok := o.text(); ok {
-		e.Ended(outcome, reason)
-	}
+	return c, err
 }
 
 // recordingTimeout bounds finishing a recording (the file's last writes
@@ -485,20 +485,62 @@ func (r *Runtime) record(c call.Call, a assistant.Assistant, log *slog.Logger) *
 	return rec
 }
 
-func (r *Runtime) finishRecording(ctx context.Context, c call.Call, rec *recording.Recorder) {
+// finishRecording puts rn's recording in place and on the call, once.
+func (r *Runtime) finishRecording(ctx context.Context, rn *run) {
+	rn.mu.Lock()
+	rec := rn.recorder
+	if rec == nil || rn.finished {
+		rn.mu.Unlock()
+		return
+	}
+	rn.finished = true
+	rn.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordingTimeout)
 	defer cancel()
-	r.cfg.Recordings.Finish(ctx, c.OrgID, c.ID, rec)
+	r.cfg.Recordings.Finish(ctx, rn.call.OrgID, rn.call.ID, rec)
 }
 
-// recordingEnder finishes the call's recording before its end is recorded,
-// so that the ended call (and its call.ended webhook) has its recording.
-type recordingEnder struct {
-	conversation.Ender
-	finish func()
+// receiver takes what the caller sends over the line.
+type receiver struct {
+	rn    *run
+	start func(audio.Format) error
+	log   *slog.Logger
 }
 
-func (e recordingEnder) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
-	e.finish()
-	return e.Ender.End(ctx, callID, outcome, reason, result)
+func (rx *receiver) Audio(b []byte) {
+	pipe, watch := rx.rn.out.voiceAndMachine()
+	if pipe == nil {
+		return
+	}
+	watch.audio(b)
+	if err := pipe.Write(b); err != nil {
+		rx.log.Debug("caller audio refused", "err", err)
+	}
 }
+
+func (rx *receiver) DTMF(digit byte) {
+	rx.rn.send(conversation.Input{Kind: conversation.DTMF, Text: string(digit)})
+}
+
+func (rx *receiver) Text(s string) {
+	rx.rn.send(conversation.Input{Kind: conversation.UserText, Text: s})
+}
+
+func (rx *receiver) Mark(turnID string, playedMs int64) {
+	if pipe := rx.rn.out.voice(); pipe != nil {
+		pipe.Mark(turnID, playedMs)
+	}
+}
+
+// StartAudio implements AudioStarter.
+func (rx *receiver) StartAudio(f audio.Format) error { return rx.start(f) }
+
+// AudioStarter is implemented by the Receiver the runtime hands to
+// Line.Receive: a line that began as text (a web call) turns audio on in
+// format f from now on. It fails when the call cannot have audio (no
+// speech engines) or already has it; the call then goes on as it was.
+type AudioStarter interface {
+	StartAudio(f audio.Format) error
+}
+
+var _ AudioStarter = (*receiver)(nil)

@@ -35,7 +35,7 @@ func (v fakeVoices) For(assistant.Assistant) (speech.Transcriber, speech.Synthes
 func audioSetup(tb testing.TB, noLeaks bool) *bundle {
 	return setup(tb, func(o *setupOptions) {
 		o.noLeaks = noLeaks
-		o.cfg = func(c *Config) {
+		o.cfg = func(c *harnessConfig) {
 			c.Voices = fakeVoices{stt: &voicetest.Transcriber{}, tts: &voicetest.Synthesizer{}}
 		}
 	})
@@ -110,7 +110,7 @@ func micFrame(k int, voice bool) []byte {
 func TestAudioPauseResume(t *testing.T) {
 	stt := &voicetest.Transcriber{Utterances: []voicetest.Utterance{{Final: "uh-huh"}}}
 	b := setup(t, func(o *setupOptions) {
-		o.cfg = func(c *Config) { c.Voices = fakeVoices{stt: stt, tts: &voicetest.Synthesizer{}} }
+		o.cfg = func(c *harnessConfig) { c.Voices = fakeVoices{stt: stt, tts: &voicetest.Synthesizer{}} }
 	})
 	cl := b.dial(t, b.webCall())
 	cl.audio = true
@@ -182,7 +182,7 @@ func TestAudioRefusals(t *testing.T) {
 	cl.expectErrorSkipping(protocol.CodeFrameTooLarge, "")
 	cl.expectEndSkipping(call.Completed, call.ReasonCustomerEnded, protocol.CloseProtocolAbuse)
 
-	none := setup(t, func(o *setupOptions) { o.cfg = func(c *Config) { c.Voices = fakeVoices{} } })
+	none := setup(t, func(o *setupOptions) { o.cfg = func(c *harnessConfig) { c.Voices = fakeVoices{} } })
 	cl2 := none.dialFirst(t, none.webCall())
 	cl2.send(`{"type":"session.update","textOnly":false}`)
 	cl2.expectError(protocol.CodeUnsupported, "textOnly", false)

@@ -90,7 +90,7 @@ func TestDocsInterruptedSpokenTurnIsHeardText(t *testing.T) {
 		"The office is on Main Street near the park. Parking is free behind the building."
 	b := setup(t, func(o *setupOptions) {
 		o.asst = func(a *assistant.Assistant) { a.FirstMessage = "" }
-		o.cfg = func(c *Config) {
+		o.cfg = func(c *harnessConfig) {
 			c.Voices = fakeVoices{stt: &voicetest.Transcriber{}, tts: &voicetest.Synthesizer{}}
 			c.Brains = brainOf(respondFunc(func(_ context.Context, text string, emit func(string)) (conversation.Reply, error) {
 				if text == "stop" {
@@ -204,7 +204,7 @@ func TestDocsFlowOpeningIsFirstMessage(t *testing.T) {
 			a.Model.Provider = "flow"
 			a.Flow = json.RawMessage(flowJSON)
 		}
-		o.cfg = func(c *Config) { c.Brains = &conversation.Brains{} }
+		o.cfg = func(c *harnessConfig) { c.Brains = &conversation.Brains{} }
 	})
 	cl := b.dial(t, b.webCall())
 	// The client sends nothing: the opening comes on its own.

@@ -3,11 +3,14 @@
 // protocol v1 (docs/gateway-protocol.md; the codec is package protocol).
 //
 // One connection is one session, and the socket is the call: the session
-// claims the queued call before upgrading, runs the conversation engine,
-// and when the socket closes for whatever reason the call ends. A session
-// owns three goroutines, all gone when ServeHTTP returns: a reader that turns
-// client frames into the conversation's inputs, the conversation, and one
-// writer that sends server events in seq order from a bounded queue.
+// claims the queued call before upgrading, hands itself to the call runtime
+// (package callrun) as the call's telephony.Line, and when the socket
+// closes for whatever reason the call ends. The runtime runs the
+// conversation and, once the client turns audio on, the voice pipeline,
+// exactly as for a phone line. A session owns two goroutines, both gone
+// when ServeHTTP returns: a reader that turns client frames into what the
+// line receives, and one writer that sends server events in seq order from
+// a bounded queue.
 package gateway
 
 import (
@@ -27,25 +30,15 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
-	"switchboard/internal/conversation"
+	"switchboard/internal/callrun"
 	"switchboard/internal/id"
-	"switchboard/internal/recording"
 	"switchboard/internal/throttle"
-	"switchboard/internal/voice"
 )
 
-// Brains makes the reply engine of a call's assistant (a flow or a model);
-// the app provides it (conversation.Brains does).
-type Brains interface {
-	New(ctx context.Context, c call.Call, a assistant.Assistant) (conversation.Brain, error)
-}
-
-// Store is the storage the gateway reads calls and assistants from and the
-// conversation writes transcript turns to.
+// Store is the storage the gateway reads calls and assistants from.
 type Store interface {
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 	GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error)
-	AppendTurn(ctx context.Context, t call.Turn) error
 }
 
 // Calls moves calls through their lifecycle (callctl.Service does).
@@ -61,20 +54,17 @@ type Calls interface {
 	End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error)
 }
 
-// Config is what a Server needs. Store, Calls and Brains are required.
+// Config is what a Server needs. Store, Calls and Runtime are required.
 type Config struct {
-	Store  Store
-	Calls  Calls
-	Brains Brains
-	// Voices gives audio sessions their speech engines; nil means this
-	// server has none, and textOnly false is answered unsupported.
-	Voices voice.Voices
-	// VoiceObserver, when set, watches audio sessions (metrics).
-	VoiceObserver voice.Observer
-	// Recordings records the audio sessions of assistants with recording
-	// on; nil records nothing.
-	Recordings *recording.Archive
-	Log        *slog.Logger
+	Store Store
+	Calls Calls
+	// Runtime runs the sessions' calls (their conversations, and voice
+	// pipelines once audio is on); the node's one runtime, shared with
+	// its phone lines, so that the API's live call control reaches web
+	// calls too. Its Ended must be told of every call's end (callctl's
+	// Ended hook).
+	Runtime *callrun.Runtime
+	Log     *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
 	Now func() time.Time
 	// WriteTimeout bounds one frame's write, a flush at the end of a
@@ -195,7 +185,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	for _, ss := range s.sessions {
-		ss.stopEngine()
+		ss.shutDown()
 	}
 	if s.stopped == nil {
 		s.stopped = make(chan struct{})
@@ -229,20 +219,6 @@ func (s *Server) Stopped() <-chan struct{} {
 	return s.stopped
 }
 
-// CallEnded tells the gateway that a call has ended, wherever that
-// happened; wire it to callctl's Ended hook. A live session whose call was
-// ended outside its own conversation (housekeeping, the API) stops at once:
-// its client gets call.ended with the recorded outcome and reason, then
-// close 4410. It does not block.
-func (s *Server) CallEnded(c call.Call) {
-	s.mu.Lock()
-	ss := s.sessions[c.ID]
-	s.mu.Unlock()
-	if ss != nil && !ss.ending.Load() {
-		ss.stopEngine()
-	}
-}
-
 // ServeHTTP admits a client to its call: it checks the call and the
 // handshake, claims the call (queued → in-progress) and upgrades, then runs
 // the session until the call has ended and the socket is closed. Refusals
@@ -264,12 +240,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c, a, ref := s.admit(r)
+	c, _, ref := s.admit(r)
 	if ref != nil {
 		s.refuse(w, r, h, ref)
 		return
 	}
-	ss, engineCtx, connCtx, ref := s.claim(r.Context(), c, a)
+	ss, connCtx, ref := s.claim(r.Context(), c)
 	if ref != nil {
 		s.refuse(w, r, h, ref)
 		return
@@ -303,7 +279,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	upgraded = true
 	s.stats.sessions.Add(1)
-	ss.serve(engineCtx, connCtx, conn, hw.conn)
+	ss.serve(connCtx, conn, hw.conn)
 }
 
 // admit checks the call and the handshake without changing anything, so a
@@ -400,18 +376,18 @@ func headerHasToken(h http.Header, name, token string) bool {
 // claim registers the session on this node (a second connection here is
 // refused at once) and then claims the call in the store with Calls.Connect,
 // which is what refuses a connection to a call another node has claimed.
-// It returns the session's two lifetimes (see newSession).
-func (s *Server) claim(ctx context.Context, c call.Call, a assistant.Assistant) (*session, context.Context, context.Context, *refusal) {
+// It returns the session's connection context (see newSession).
+func (s *Server) claim(ctx context.Context, c call.Call) (*session, context.Context, *refusal) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, nil, nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down", expected: true}
+		return nil, nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down", expected: true}
 	}
 	if _, taken := s.sessions[c.ID]; taken {
 		s.mu.Unlock()
-		return nil, nil, nil, conflict("call " + c.ID + " already has a client connected; a gateway URL admits one connection")
+		return nil, nil, conflict("call " + c.ID + " already has a client connected; a gateway URL admits one connection")
 	}
-	ss, engineCtx, connCtx := newSession(s, c, a)
+	ss, connCtx := newSession(s, c)
 	s.sessions[c.ID] = ss
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -432,9 +408,9 @@ func (s *Server) claim(ctx context.Context, c call.Call, a assistant.Assistant) 
 	}
 	if ref != nil {
 		s.release(ss)
-		return nil, nil, nil, ref
+		return nil, nil, ref
 	}
-	return ss, engineCtx, connCtx, nil
+	return ss, connCtx, nil
 }
 
 // release forgets a session once its ServeHTTP is done.
@@ -444,7 +420,6 @@ func (s *Server) release(ss *session) {
 		delete(s.sessions, ss.call.ID)
 	}
 	s.mu.Unlock()
-	ss.stopEngine()
 	s.wg.Done()
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
+	"switchboard/internal/callrun"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/id"
@@ -43,7 +44,7 @@ func TestHappyPath(t *testing.T) {
 	if len(turns) != 5 {
 		t.Errorf("stored turns = %d, want 5 (first message, two user turns, two replies)", len(turns))
 	}
-	if s := b.srv.Stats(); s.Sessions != 1 || s.Overflows != 0 || s.Abuse != 0 || s.Panics != 0 {
+	if s := b.srv.Stats(); s.Sessions != 1 || s.Overflows != 0 || s.Abuse != 0 || s.Panics != 0 || b.rt.Panics() != 0 {
 		t.Errorf("Stats() = %+v, want one session and nothing else", s)
 	}
 }
@@ -110,7 +111,9 @@ func TestSecondConnectionConflict(t *testing.T) {
 	_, resp, err := b.rawDial(t, c.ID, c.AssistantID)
 	refusedBody(t, resp, err, http.StatusConflict, "conflict")
 
-	other := New(Config{Store: b.mem, Calls: b.mem, Brains: brainOf(echoBrain{})})
+	otherRT := callrun.New(callrun.Config{Store: b.mem, Ender: b.mem, Brains: brainOf(echoBrain{})})
+	defer otherRT.Stop()
+	other := New(Config{Store: b.mem, Calls: b.mem, Runtime: otherRT})
 	web := httptest.NewServer(other)
 	defer web.Close()
 	defer other.Close(context.Background())
@@ -370,7 +373,7 @@ func TestAssistantEndsCall(t *testing.T) {
 func TestBrainFailures(t *testing.T) {
 	t.Run("brain cannot be made", func(t *testing.T) {
 		b := setup(t, func(o *setupOptions) {
-			o.cfg = func(c *Config) {
+			o.cfg = func(c *harnessConfig) {
 				c.Brains = brainsFunc(func(context.Context, call.Call, assistant.Assistant) (conversation.Brain, error) {
 					return nil, errors.New("no model provider configured")
 				})
@@ -384,7 +387,7 @@ func TestBrainFailures(t *testing.T) {
 	})
 	t.Run("brain panics", func(t *testing.T) {
 		b := setup(t, func(o *setupOptions) {
-			o.cfg = func(c *Config) {
+			o.cfg = func(c *harnessConfig) {
 				c.Brains = brainOf(respondFunc(func(context.Context, string, func(string)) (conversation.Reply, error) {
 					panic("brain bug")
 				}))
@@ -398,8 +401,8 @@ func TestBrainFailures(t *testing.T) {
 		cl.expectEnd(call.Failed, ReasonSystemError, protocol.CloseInternalError)
 		b.waitEnded(t, c.ID, call.Failed, ReasonSystemError)
 		b.waitLive(t, 0)
-		if s := b.srv.Stats(); s.Panics != 1 {
-			t.Errorf("Stats().Panics = %d, want 1", s.Panics)
+		if n := b.rt.Panics(); n != 1 {
+			t.Errorf("Runtime.Panics() = %d, want 1", n)
 		}
 	})
 }
@@ -451,7 +454,7 @@ func TestServerClose(t *testing.T) {
 func TestCloseWithBlockingBrain(t *testing.T) {
 	inside := make(chan struct{})
 	b := setup(t, func(o *setupOptions) {
-		o.cfg = func(c *Config) {
+		o.cfg = func(c *harnessConfig) {
 			c.Brains = brainOf(respondFunc(func(ctx context.Context, _ string, emit func(string)) (conversation.Reply, error) {
 				close(inside)
 				<-ctx.Done()
@@ -502,7 +505,7 @@ func TestSlowClientIsCutOff(t *testing.T) {
 	var srv *Server
 	chunk := strings.Repeat("x", 16<<10)
 	b := setup(t, func(o *setupOptions) {
-		o.cfg = func(c *Config) {
+		o.cfg = func(c *harnessConfig) {
 			c.OutboundBuffer = 4
 			c.Brains = brainOf(respondFunc(func(ctx context.Context, _ string, emit func(string)) (conversation.Reply, error) {
 				for i := 0; i < 100000 && srv.Stats().Overflows == 0; i++ {
@@ -524,7 +527,7 @@ func TestSlowClientIsCutOff(t *testing.T) {
 // A client that never answers the close handshake holds Close up for at
 // most WriteTimeout.
 func TestCloseWithUnresponsiveClient(t *testing.T) {
-	b := setup(t, func(o *setupOptions) { o.cfg = func(c *Config) { c.WriteTimeout = 300 * time.Millisecond } })
+	b := setup(t, func(o *setupOptions) { o.cfg = func(c *harnessConfig) { c.WriteTimeout = 300 * time.Millisecond } })
 	c := b.webCall()
 	b.dialFirst(t, c) // and never read again
 	start := time.Now()

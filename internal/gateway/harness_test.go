@@ -21,9 +21,11 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
+	"switchboard/internal/callrun"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/id"
+	"switchboard/internal/voice"
 )
 
 // The tests run real websockets on loopback: an httptest server serving the
@@ -152,7 +154,7 @@ func (f brainsFunc) New(ctx context.Context, c call.Call, a assistant.Assistant)
 	return f(ctx, c, a)
 }
 
-func brainOf(b conversation.Brain) Brains {
+func brainOf(b conversation.Brain) callrun.Brains {
 	return brainsFunc(func(context.Context, call.Call, assistant.Assistant) (conversation.Brain, error) { return b, nil })
 }
 
@@ -191,12 +193,21 @@ func (respondFunc) Result() call.Result { return call.Result{} }
 type bundle struct {
 	mem  *memory
 	srv  *Server
+	rt   *callrun.Runtime
 	web  *httptest.Server
 	asst assistant.Assistant
 }
 
+// harnessConfig is the gateway's Config and what the harness's call
+// runtime is made of.
+type harnessConfig struct {
+	Config
+	Brains callrun.Brains
+	Voices voice.Voices
+}
+
 type setupOptions struct {
-	cfg        func(*Config)
+	cfg        func(*harnessConfig)
 	asst       func(*assistant.Assistant)
 	httpServer func(*http.Server)
 	noLeaks    bool // skip the goroutine-leak check (fuzzing)
@@ -218,13 +229,15 @@ func setup(tb testing.TB, opts ...func(*setupOptions)) *bundle {
 		o.asst(&a)
 	}
 	mem.assistants[a.ID] = a
-	cfg := Config{Store: mem, Calls: mem, Brains: brainOf(echoBrain{}), WriteTimeout: 2 * time.Second,
-		Log: slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	log := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := harnessConfig{Config: Config{Store: mem, Calls: mem, WriteTimeout: 2 * time.Second, Log: log}, Brains: brainOf(echoBrain{})}
 	if o.cfg != nil {
 		o.cfg(&cfg)
 	}
-	srv := New(cfg)
-	mem.ended = srv.CallEnded
+	rt := callrun.New(callrun.Config{Store: mem, Ender: mem, Brains: cfg.Brains, Voices: cfg.Voices, Now: cfg.Now, Log: log})
+	cfg.Runtime = rt
+	srv := New(cfg.Config)
+	mem.ended = rt.Ended
 	web := httptest.NewUnstartedServer(srv)
 	if o.httpServer != nil {
 		o.httpServer(web.Config)
@@ -236,9 +249,10 @@ func setup(tb testing.TB, opts ...func(*setupOptions)) *bundle {
 		if err := srv.Close(ctx); err != nil {
 			tb.Errorf("Server.Close() = %v, want nil", err)
 		}
+		rt.Stop()
 		web.Close()
 	})
-	return &bundle{mem: mem, srv: srv, web: web, asst: a}
+	return &bundle{mem: mem, srv: srv, rt: rt, web: web, asst: a}
 }
 
 // checkLeaks fails the test if goroutines started during it are still
@@ -590,4 +604,12 @@ func refusedBody(tb testing.TB, resp *http.Response, err error, status int, code
 		!strings.HasPrefix(*body.RequestID, "req_") || resp.Header.Get("X-Request-Id") != *body.RequestID {
 		tb.Errorf("refusal body = %s (X-Request-Id %q), want {status:false, message, error:{code:%q, fields:[]}, requestId} with the header's request id", b, resp.Header.Get("X-Request-Id"), code)
 	}
+}
+
+// testRuntime is a call runtime over m with the echo brain, stopped when
+// the test ends.
+func testRuntime(tb testing.TB, m *memory) *callrun.Runtime {
+	rt := callrun.New(callrun.Config{Store: m, Ender: m, Brains: brainOf(echoBrain{})})
+	tb.Cleanup(rt.Stop)
+	return rt
 }

@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
+	"switchboard/internal/callrun"
 	"switchboard/internal/id"
 	"switchboard/internal/store/sqlite"
 )
@@ -45,17 +46,19 @@ func TestRealParts(t *testing.T) {
 	if err := db.CreateAssistant(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{Store: db, Calls: calls, Brains: brainOf(echoBrain{}), WriteTimeout: 2 * time.Second,
-		Log: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	calls.SetHooks(callctl.Hooks{Ended: srv.CallEnded})
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rt := callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brainOf(echoBrain{}), Log: log})
+	srv := New(Config{Store: db, Calls: calls, Runtime: rt, WriteTimeout: 2 * time.Second, Log: log})
+	calls.SetHooks(callctl.Hooks{Ended: rt.Ended})
 	web := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		if err := srv.Close(context.Background()); err != nil {
 			t.Errorf("Close() = %v", err)
 		}
+		rt.Stop()
 		web.Close()
 	})
-	b := &bundle{srv: srv, web: web, asst: a}
+	b := &bundle{srv: srv, rt: rt, web: web, asst: a}
 	ended := func(callID string) call.Call {
 		t.Helper()
 		var c call.Call

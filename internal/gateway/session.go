@@ -17,41 +17,36 @@ import (
 
 	"github.com/coder/websocket"
 
-	"switchboard/internal/assistant"
 	"switchboard/internal/audio"
 	"switchboard/internal/call"
-	"switchboard/internal/conversation"
+	"switchboard/internal/callrun"
 	"switchboard/internal/gateway/protocol"
-	"switchboard/internal/recording"
+	"switchboard/internal/telephony"
 	"switchboard/internal/voice"
 )
 
-const (
-	// inputBuffer is how many client turns may wait while the assistant is
-	// replying; past it the reader waits (TCP pushes back on the client).
-	inputBuffer = 16
-	// enqueueGrace is the longest a sender (the conversation, the reader)
-	// waits for room in a full outbound queue before the client is taken
-	// to be not reading and is cut off.
-	enqueueGrace = 50 * time.Millisecond
-)
+// enqueueGrace is the longest a sender (the call runtime, the reader)
+// waits for room in a full outbound queue before the client is taken to be
+// not reading and is cut off.
+const enqueueGrace = 50 * time.Millisecond
 
 // Why a session's connection is cut without a close handshake, or with 1008.
 var (
 	errOverflow = errors.New("gateway: outbound buffer full: the client is not reading")
 	errCut      = errors.New("gateway: connection cut")
+	errNoLine   = errors.New("gateway: a web call has no phone line")
 )
 
-// session is one websocket connection and the call it carries.
+// session is one websocket connection and the call it carries. It is the
+// call's telephony.Line: the call runtime runs the call over it, and it
+// also implements the runtime's optional line interfaces (callrun.TextEvents,
+// AudioEvents, Ending, Opening, Controls, and voice.Pauser), which is how
+// the client is told everything the protocol promises.
 type session struct {
 	srv  *Server
 	log  *slog.Logger
 	call call.Call
-	asst assistant.Assistant
 
-	// stopEngine cancels the conversation's context: Server.Close (the
-	// call ends system-shutdown) and CallEnded (it ended elsewhere) call it.
-	stopEngine context.CancelFunc
 	// kill cancels the connection's context, with a cause, to cut the
 	// client off now: the outbound buffer overflowed, or the session is
 	// being torn down. killed is that context's Done channel.
@@ -62,9 +57,7 @@ type session struct {
 	conn *websocket.Conn
 	raw  net.Conn // the hijacked connection: closing it unblocks every read and write
 
-	queue    chan outbound           // server events for the writer, bounded
-	in       chan conversation.Input // reader → conversation; the reader closes it
-	convDone chan struct{}           // closed when the conversation has returned
+	queue chan outbound // server events for the writer, bounded
 
 	closing    atomic.Bool // call.ended is queued: nothing may follow it
 	muted      atomic.Bool // a fatal error is queued: only call.ended may follow it
@@ -72,29 +65,43 @@ type session struct {
 	overflowed atomic.Bool
 	abused     atomic.Bool // the client broke the abuse rule: close 4400
 	broken     atomic.Bool // the gateway failed (a recovered panic): close 1011
-	ending     atomic.Bool // this session is ending its call itself
-	rec        atomic.Pointer[call.Call]
+	shut       atomic.Bool // Server.Close asked the call to end (system-shutdown)
 	finishOnce sync.Once
+
+	// The line's side. rx is what the runtime receives the client's
+	// input with, set by Receive (rxReady is closed then); the reader
+	// waits for it. ended takes the line's own end (the client hung up or
+	// went away), once. hungUp is closed by Hangup: the runtime is done
+	// with the line.
+	rx        telephony.Receiver
+	rxReady   chan struct{}
+	ended     chan telephony.End
+	endOnce   sync.Once
+	hungUp    chan struct{}
+	hangOnce  sync.Once
+	audioOn   atomic.Bool // the client's audio is on: binary frames are audio
+	wg        sync.WaitGroup
+	// opened is closed once the reader has handled the client's first
+	// frame, or openGrace after the upgrade: the conversation waits for it
+	// (Opening), so that a client that turns audio on as it connects hears
+	// the first message.
+	opened     chan struct{}
+	openedOnce sync.Once
 
 	// Settings from session.update, owned by the reader.
 	audio    protocol.Audio
 	metadata json.RawMessage
-
-	// voice is the audio pipeline once the client turned audio on
-	// (session.update textOnly false); nil in text-only sessions.
-	voice atomic.Pointer[voice.Pipeline]
-	// recorder records the audio, when the assistant has recording on.
-	recorder  atomic.Pointer[recording.Recorder]
-	inMu      sync.RWMutex
-	inClosed  bool           // the reader closed in
-	wg        sync.WaitGroup // every goroutine of the session
-	expecting []string       // the engine's expected answers before audio was on
-	// opened is closed once the reader has handled the client's first
-	// frame: the conversation waits for it (up to openGrace), so that a
-	// client that turns audio on as it connects hears the first message.
-	opened     chan struct{}
-	openedOnce sync.Once
 }
+
+var (
+	_ telephony.Line      = (*session)(nil)
+	_ callrun.TextEvents  = (*session)(nil)
+	_ callrun.AudioEvents = (*session)(nil)
+	_ callrun.Ending      = (*session)(nil)
+	_ callrun.Opening     = (*session)(nil)
+	_ callrun.Controls    = (*session)(nil)
+	_ voice.Pauser        = (*session)(nil)
+)
 
 // openGrace is how long the first message waits for the client's first
 // frame (session.update, usually) before it is sent anyway.
@@ -125,6 +132,7 @@ type closing struct {
 var closeByReason = map[string]closing{
 	call.ReasonSilenceTimeout: {protocol.CloseIdle, "idle"},
 	call.ReasonSystemShutdown: {protocol.CloseGoingAway, "server shutting down"},
+	call.ReasonAPIEnded:       closeElsewhere,
 }
 
 var (
@@ -135,25 +143,23 @@ var (
 	closeOverflow  = closing{websocket.StatusPolicyViolation, "client is not reading"}
 )
 
-// newSession makes the session of a claimed call. It returns the session's
-// two lifetimes, which ServeHTTP passes to serve: the conversation's
-// context (canceled by stopEngine) and the connection's (canceled by kill).
-// The session keeps their cancel functions, not the contexts.
-func newSession(s *Server, c call.Call, a assistant.Assistant) (ss *session, engineCtx, connCtx context.Context) {
+// newSession makes the session of a claimed call. It returns the
+// connection's context (canceled by kill), which ServeHTTP passes to
+// serve; the session keeps its cancel function, not the context.
+func newSession(s *Server, c call.Call) (ss *session, connCtx context.Context) {
 	ss = &session{
-		srv:      s,
-		log:      s.log.With("call_id", c.ID, "org_id", c.OrgID),
-		call:     c,
-		asst:     a,
-		queue:    make(chan outbound, s.cfg.OutboundBuffer),
-		in:       make(chan conversation.Input, inputBuffer),
-		convDone: make(chan struct{}),
-		opened:   make(chan struct{}),
+		srv:     s,
+		log:     s.log.With("call_id", c.ID, "org_id", c.OrgID),
+		call:    c,
+		queue:   make(chan outbound, s.cfg.OutboundBuffer),
+		rxReady: make(chan struct{}),
+		ended:   make(chan telephony.End, 1),
+		hungUp:  make(chan struct{}),
+		opened:  make(chan struct{}),
 	}
-	engineCtx, ss.stopEngine = context.WithCancel(context.Background())
 	connCtx, ss.kill = context.WithCancelCause(context.Background())
 	ss.killed = connCtx.Done()
-	return ss, engineCtx, connCtx
+	return ss, connCtx
 }
 
 // isKilled reports whether the connection has been cut.
@@ -167,9 +173,9 @@ func (ss *session) isKilled() bool {
 }
 
 // serve runs the session on an upgraded connection until the call has
-// ended and every goroutine of the session is gone. engineCtx and connCtx
-// are the lifetimes newSession returned.
-func (ss *session) serve(engineCtx, connCtx context.Context, conn *websocket.Conn, raw net.Conn) {
+// ended and every goroutine of the session is gone. connCtx is the
+// connection's context newSession returned.
+func (ss *session) serve(connCtx context.Context, conn *websocket.Conn, raw net.Conn) {
 	ss.mu.Lock()
 	ss.conn, ss.raw = conn, raw
 	ss.mu.Unlock()
@@ -184,8 +190,10 @@ func (ss *session) serve(engineCtx, connCtx context.Context, conn *websocket.Con
 
 	readCtx, stopReading := context.WithCancel(context.Background())
 	wg := &ss.wg
+	grace := time.AfterFunc(openGrace, ss.markOpened)
 	defer func() {
 		// Whatever happened, the connection goes, and every goroutine with it.
+		grace.Stop()
 		stopReading()
 		ss.cut()
 		wg.Wait()
@@ -195,13 +203,19 @@ func (ss *session) serve(engineCtx, connCtx context.Context, conn *websocket.Con
 		defer close(writerDone)
 		ss.guard("writer", func() { ss.write(connCtx) }, func() { ss.writerGone.Store(true); ss.cut() })
 	})
-	wg.Go(func() { ss.guard("reader", func() { ss.read(readCtx, connCtx) }, nil) })
-	wg.Go(func() {
-		defer close(ss.convDone)
-		ss.guard("conversation", func() { ss.converse(engineCtx) }, func() { ss.finish(call.Failed, ReasonSystemError) })
-	})
+	wg.Go(func() { ss.guard("reader", func() { ss.read(readCtx) }, nil) })
 
-	<-ss.convDone
+	rt := ss.srv.cfg.Runtime
+	if !rt.Start(ss.call, ss) {
+		// The node is shutting down: the runtime takes no more calls.
+		ss.endDirect(call.Completed, call.ReasonSystemShutdown)
+		ss.finish(call.Completed, call.ReasonSystemShutdown, false)
+		_ = ss.Hangup(context.Background())
+	} else if ss.shut.Load() {
+		rt.Cancel(ss.call.ID) // Server.Close came before the call ran
+	}
+
+	<-ss.hungUp
 	// call.ended is queued (or the writer is gone): let the writer flush
 	// and close, within bounds.
 	t := time.NewTimer(2 * ss.srv.cfg.WriteTimeout)
@@ -211,6 +225,13 @@ func (ss *session) serve(engineCtx, connCtx context.Context, conn *websocket.Con
 	case <-t.C:
 		ss.log.Warn("the writer did not finish in time; cutting the connection")
 	}
+}
+
+// shutDown ends the session's call as the server shuts down
+// (system-shutdown; Server.Close).
+func (ss *session) shutDown() {
+	ss.shut.Store(true)
+	ss.srv.cfg.Runtime.Cancel(ss.call.ID)
 }
 
 // cut drops the connection without a close handshake.
@@ -237,6 +258,7 @@ func (ss *session) guard(name string, fn func(), onPanic func()) {
 		ss.log.Error("panic in a gateway session; failing the call", "goroutine", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		ss.broken.Store(true)
 		ss.endDirect(call.Failed, ReasonSystemError)
+		ss.lineEnd(telephony.End{Outcome: string(call.Failed), Reason: ReasonSystemError})
 		if onPanic != nil {
 			onPanic()
 		}
@@ -244,179 +266,133 @@ func (ss *session) guard(name string, fn func(), onPanic func()) {
 	fn()
 }
 
-// converse makes the assistant's brain and runs the conversation, which
-// ends the call exactly once and reports it through Output.Ended. ctx is
-// the conversation's: canceled, the call ends system-shutdown.
-func (ss *session) converse(ctx context.Context) {
-	out := output{ss}
-	grace := time.NewTimer(openGrace)
-	select {
-	case <-ss.opened:
-	case <-grace.C:
-	case <-ctx.Done():
-	}
-	grace.Stop()
-	brain, err := ss.srv.cfg.Brains.New(ctx, ss.call, ss.asst)
-	if err != nil {
-		outcome, reason := call.Failed, call.ReasonModelFailed
-		if ctx.Err() != nil {
-			outcome, reason = call.Completed, call.ReasonSystemShutdown
-		} else {
-			ss.log.Error("the assistant's brain could not be made; ending the call", "err", err)
-		}
-		ss.endDirect(outcome, reason)
-		out.Ended(outcome, reason)
-		return
-	}
-	conversation.Run(ctx, conversation.Config{
-		Call:      ss.call,
-		Assistant: ss.asst,
-		Brain:     brain,
-		Turns:     ss.srv.cfg.Store,
-		Ender:     ender{ss},
-		Log:       ss.log,
-		Now:       ss.srv.cfg.Now,
-	}, ss.in, out)
-}
-
-// ender ends the session's call and keeps the record the store returned,
-// so that call.ended says what the record says.
-type ender struct{ s *session }
-
-func (e ender) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
-	e.s.ending.Store(true)
-	e.s.finishRecording() // in place before the end is recorded
-	c, err := e.s.srv.cfg.Calls.End(ctx, callID, outcome, reason, result)
-	if err == nil && c.Status == call.Ended {
-		e.s.rec.Store(&c)
-	}
-	return c, err
-}
-
 // endDirect ends the call outside the conversation (handshake failures,
-// panics). When the call has already ended it changes nothing.
+// panics, a runtime that takes no more calls). When the call has already
+// ended it changes nothing.
 func (ss *session) endDirect(outcome call.Outcome, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	if _, err := (ender{ss}).End(ctx, ss.call.ID, outcome, reason, call.Result{}); err != nil {
+	if _, err := ss.srv.cfg.Calls.End(ctx, ss.call.ID, outcome, reason, call.Result{}); err != nil {
 		ss.log.Error("ending the call failed", "outcome", outcome, "reason", reason, "err", err)
 	}
 }
 
-// output is the conversation's conversation.Output. In a text session
-// every method queues events for the writer and returns at once; once
-// audio is on, the engine's output goes through the voice pipeline, which
-// speaks it and sends its events through wire.
-type output struct{ s *session }
+// --- the telephony.Line the runtime runs the call over ---
 
-func (o output) Delta(turnID, text string) {
-	if v := o.s.voice.Load(); v != nil {
-		v.Delta(turnID, text)
-		return
+// Format is zero: a web call starts as text; the client turns audio on
+// with session.update (AudioStarter).
+func (ss *session) Format() audio.Format { return audio.Format{} }
+
+// Receive hands the reader's input to rx until the client hangs up or goes
+// away (completed, customer-ended-call, as the protocol's table says for
+// both) or ctx ends.
+func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony.End {
+	ss.rx = rx
+	close(ss.rxReady)
+	select {
+	case e := <-ss.ended:
+		return e
+	case <-ctx.Done():
+		return telephony.End{}
 	}
-	wire(o).Delta(turnID, text)
 }
 
-func (o output) TurnDone(turnID, text string, interrupted bool) {
-	if v := o.s.voice.Load(); v != nil {
-		v.TurnDone(turnID, text, interrupted)
-		return
+// lineEnd reports the line's own end, once.
+func (ss *session) lineEnd(e telephony.End) {
+	ss.endOnce.Do(func() { ss.ended <- e })
+}
+
+// receiver waits until the runtime receives (Receive has been called) and
+// returns its Receiver; nil when it never will (the call is over, or the
+// connection was cut).
+func (ss *session) receiver() telephony.Receiver {
+	select {
+	case <-ss.rxReady:
+		return ss.rx
+	case <-ss.hungUp:
+	case <-ss.killed:
 	}
-	wire(o).TurnDone(turnID, text, interrupted)
-}
-
-func (o output) Transcript(role, text, turnID string, final bool) {
-	wire(o).Transcript(role, text, turnID, final)
-}
-
-func (o output) Ended(outcome call.Outcome, reason string) { o.s.finish(outcome, reason) }
-
-// TextDone implements conversation.Speaker: a turn is spoken once audio is on.
-func (o output) TextDone(turnID, text string) bool {
-	if v := o.s.voice.Load(); v != nil {
-		return v.TextDone(turnID, text)
-	}
-	return false
-}
-
-// Cut implements conversation.Speaker.
-func (o output) Cut(turnID, shown string) (string, *call.Breakdown) {
-	if v := o.s.voice.Load(); v != nil {
-		return v.Cut(turnID, shown)
-	}
-	return shown, nil
-}
-
-// Expect implements conversation.Expecter; the answers are kept for a
-// pipeline that starts later.
-func (o output) Expect(answers []string) {
-	if v := o.s.voice.Load(); v != nil {
-		v.Expect(answers)
-		return
-	}
-	o.s.inMu.Lock()
-	o.s.expecting = answers
-	o.s.inMu.Unlock()
-}
-
-// wire is the voice pipeline's Output: events and audio straight to the
-// writer's queue.
-type wire struct{ s *session }
-
-func (w wire) Delta(turnID, text string) {
-	w.s.send(protocol.TextDelta{TurnID: turnID, Text: text})
-}
-
-func (w wire) TurnDone(turnID, text string, interrupted bool) {
-	w.s.send(protocol.TurnDone{TurnID: turnID, Text: text, Interrupted: interrupted})
-}
-
-func (w wire) Transcript(role, text, turnID string, final bool) {
-	w.s.send(protocol.Transcript{Role: protocol.Role(role), Text: text, TurnID: turnID, Final: final})
-}
-
-func (w wire) Ended(outcome call.Outcome, reason string) { w.s.finish(outcome, reason) }
-func (w wire) SpeechStarted()                            { w.s.send(protocol.SpeechStarted{}) }
-func (w wire) SpeechStopped()                            { w.s.send(protocol.SpeechStopped{}) }
-func (w wire) AudioStart(turnID string)                  { w.s.send(protocol.AudioStart{TurnID: turnID}) }
-func (w wire) AudioDone(turnID string)                   { w.s.send(protocol.AudioDone{TurnID: turnID}) }
-func (w wire) AudioClear(turnID string, playedMs int64) {
-	w.s.send(protocol.AudioClear{TurnID: turnID, PlayedMs: playedMs})
-}
-
-var _ voice.Pauser = wire{}
-
-// AudioPause and AudioResume make wire a voice.Pauser: the client's own
-// buffer stops at once too (assistant.audio.pause / .resume).
-func (w wire) AudioPause(turnID string, playedMs int64) {
-	w.s.send(protocol.AudioPause{TurnID: turnID, PlayedMs: playedMs})
-}
-
-func (w wire) AudioResume(turnID string, playedMs int64) {
-	w.s.send(protocol.AudioResume{TurnID: turnID, PlayedMs: playedMs})
-}
-
-// Audio queues one frame of assistant audio. It fails once the session
-// can send nothing more, which stops the pipeline's pacer.
-func (w wire) Audio(frame []byte) error {
-	if w.s.isKilled() || w.s.writerGone.Load() {
-		return errCut
-	}
-	w.s.enqueue(outbound{audio: frame})
 	return nil
 }
 
+// Write queues one frame of assistant audio. It fails once the session
+// can send nothing more, which stops the pipeline's pacer.
+func (ss *session) Write(frame []byte) error {
+	if ss.isKilled() || ss.writerGone.Load() {
+		return errCut
+	}
+	ss.enqueue(outbound{audio: frame})
+	return nil
+}
+
+// Clear does nothing: the client is told assistant.audio.clear (AudioClear).
+func (ss *session) Clear() {}
+
+// Controls reports false: a web call has no keypad and cannot be
+// transferred, so its conversation is not offered sendDTMF or transferCall.
+func (ss *session) Controls() bool { return false }
+
+func (ss *session) SendDTMF(context.Context, string) error { return errNoLine }
+
+func (ss *session) Transfer(context.Context, string) error { return errNoLine }
+
+// Hangup tells the session the runtime is done with the line; serve then
+// lets the writer flush call.ended and close.
+func (ss *session) Hangup(context.Context) error {
+	ss.hangOnce.Do(func() { close(ss.hungUp) })
+	return nil
+}
+
+// Opened implements callrun.Opening.
+func (ss *session) Opened() <-chan struct{} { return ss.opened }
+
+// markOpened lets the conversation start (see opened).
+func (ss *session) markOpened() { ss.openedOnce.Do(func() { close(ss.opened) }) }
+
+// --- what the client is told ---
+
+func (ss *session) Delta(turnID, text string) {
+	ss.send(protocol.TextDelta{TurnID: turnID, Text: text})
+}
+
+func (ss *session) TurnDone(turnID, text string, interrupted bool) {
+	ss.send(protocol.TurnDone{TurnID: turnID, Text: text, Interrupted: interrupted})
+}
+
+func (ss *session) Transcript(role, text, turnID string, final bool) {
+	ss.send(protocol.Transcript{Role: protocol.Role(role), Text: text, TurnID: turnID, Final: final})
+}
+
+func (ss *session) SpeechStarted()           { ss.send(protocol.SpeechStarted{}) }
+func (ss *session) SpeechStopped()           { ss.send(protocol.SpeechStopped{}) }
+func (ss *session) AudioStart(turnID string) { ss.send(protocol.AudioStart{TurnID: turnID}) }
+func (ss *session) AudioDone(turnID string)  { ss.send(protocol.AudioDone{TurnID: turnID}) }
+func (ss *session) AudioClear(turnID string, playedMs int64) {
+	ss.send(protocol.AudioClear{TurnID: turnID, PlayedMs: playedMs})
+}
+
+// AudioPause and AudioResume make the session a voice.Pauser: the client's
+// own buffer stops at once too (assistant.audio.pause / .resume).
+func (ss *session) AudioPause(turnID string, playedMs int64) {
+	ss.send(protocol.AudioPause{TurnID: turnID, PlayedMs: playedMs})
+}
+
+func (ss *session) AudioResume(turnID string, playedMs int64) {
+	ss.send(protocol.AudioResume{TurnID: turnID, PlayedMs: playedMs})
+}
+
+// CallEnded implements callrun.Ending: call.ended, then the close.
+func (ss *session) CallEnded(outcome call.Outcome, reason string, elsewhere bool) {
+	ss.finish(outcome, reason, elsewhere)
+}
+
 // finish queues the last event, call.ended, and the close that follows it.
-// The outcome and reason are the call record's when the record disagrees
-// with the conversation (the call ended elsewhere first: close 4410).
-// Abuse closes 4400 after the fatal error the reader sent; a failure sends
-// a fatal `internal` error first and closes 1011.
-func (ss *session) finish(outcome call.Outcome, reason string) {
+// outcome and reason are the call record's; elsewhere (the call ended
+// outside its conversation first) closes 4410. Abuse closes 4400 after the
+// fatal error the reader sent; a failure sends a fatal `internal` error
+// first and closes 1011.
+func (ss *session) finish(outcome call.Outcome, reason string, elsewhere bool) {
 	ss.finishOnce.Do(func() {
-		elsewhere := false
-		if rec := ss.rec.Load(); rec != nil && (rec.Outcome != outcome || rec.EndedReason != reason) {
-			outcome, reason, elsewhere = rec.Outcome, rec.EndedReason, true
-		}
 		cl, ok := closeByReason[reason]
 		if !ok {
 			cl = closeNormal
@@ -544,12 +520,11 @@ func (ss *session) close(cl closing) {
 }
 
 // read is the reader: it decodes each client frame and acts on it, until
-// the socket closes or the client breaks the abuse rule. Closing the input
-// channel when it returns is what ends the call when the client goes away.
-// ctx stops the reading; connCtx is the connection's, which a voice
-// pipeline started here lives within.
-func (ss *session) read(ctx, connCtx context.Context) {
-	defer ss.closeIn()
+// the socket closes or the client breaks the abuse rule. Its end is the
+// line's end (the client went away, or broke the rules): the call then
+// ends customer-ended-call. ctx stops the reading.
+func (ss *session) read(ctx context.Context) {
+	defer ss.lineEnd(telephony.End{Outcome: string(call.Completed), Reason: call.ReasonCustomerEnded})
 	defer ss.markOpened()
 	var bad protocol.BadFrames
 	hungUp := false
@@ -565,8 +540,8 @@ func (ss *session) read(ctx, connCtx context.Context) {
 			}
 			continue
 		}
-		v := ss.voice.Load()
-		if typ != websocket.MessageText && v == nil {
+		on := ss.audioOn.Load()
+		if typ != websocket.MessageText && !on {
 			ss.abuseErr(protocol.CheckBinary(0, false))
 			return
 		}
@@ -580,9 +555,11 @@ func (ss *session) read(ctx, connCtx context.Context) {
 				ss.abuseErr(err)
 				return
 			}
-			if err := v.Write(frame); err != nil { // the format was validated: a bug
-				ss.log.Error("audio frame refused", "err", err)
+			rx := ss.receiver() // audio is on: the runtime receives
+			if rx == nil {
+				return
 			}
+			rx.Audio(frame)
 			continue
 		}
 		ev, err := protocol.Decode(frame)
@@ -603,75 +580,56 @@ func (ss *session) read(ctx, connCtx context.Context) {
 		if _, upd := ev.(protocol.SessionUpdate); !upd {
 			ss.markOpened()
 		}
-		switch e := ev.(type) {
-		case protocol.UserText:
-			if !ss.input(ctx, conversation.Input{Kind: conversation.UserText, Text: e.Text}) {
-				return
-			}
-		case protocol.Hangup:
-			hungUp = true
-			if !ss.input(ctx, conversation.Input{Kind: conversation.Hangup}) {
-				return
-			}
-		case protocol.Ping:
-			ss.send(protocol.Pong{ID: e.ID})
-		case protocol.SessionUpdate:
-			ss.update(connCtx, e)
-		case protocol.PlaybackMark:
-			if v := ss.voice.Load(); v != nil {
-				v.Mark(e.TurnID, e.PlayedMs)
-			}
+		if !ss.handle(ev, &hungUp) {
+			return
 		}
 		ss.markOpened()
 	}
 }
 
-// markOpened lets the conversation start (see opened).
-func (ss *session) markOpened() { ss.openedOnce.Do(func() { close(ss.opened) }) }
-
-// input hands a client event to the conversation, waiting while it is busy
-// replying (bounded by the conversation's own turn timeout). The reader and
-// the voice pipeline both send; only the reader closes (closeIn).
-func (ss *session) input(ctx context.Context, in conversation.Input) bool {
-	ss.inMu.RLock()
-	defer ss.inMu.RUnlock()
-	if ss.inClosed {
-		return false
+// handle acts on one client event; false means the call is over here (the
+// runtime will receive nothing more).
+func (ss *session) handle(ev protocol.ClientEvent, hungUp *bool) bool {
+	switch e := ev.(type) {
+	case protocol.UserText:
+		rx := ss.receiver()
+		if rx == nil {
+			return false
+		}
+		rx.Text(e.Text)
+	case protocol.Hangup:
+		*hungUp = true
+		ss.lineEnd(telephony.End{Outcome: string(call.Completed), Reason: call.ReasonCustomerEnded})
+	case protocol.Ping:
+		ss.send(protocol.Pong{ID: e.ID})
+	case protocol.SessionUpdate:
+		return ss.update(e)
+	case protocol.PlaybackMark:
+		if ss.audioOn.Load() {
+			if rx := ss.receiver(); rx != nil {
+				rx.Mark(e.TurnID, e.PlayedMs)
+			}
+		}
 	}
-	select {
-	case ss.in <- in:
-		return true
-	case <-ss.convDone:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// closeIn tells the conversation the client went away.
-func (ss *session) closeIn() {
-	ss.inMu.Lock()
-	defer ss.inMu.Unlock()
-	ss.inClosed = true
-	close(ss.in)
+	return true
 }
 
 // update applies session.update: metadata; the audio format, until the
-// first binary frame; and textOnly false, which starts the voice pipeline
-// in that format. A request the session cannot honour is answered with a
-// non-fatal `unsupported` naming the field, and changes nothing. connCtx is
-// the connection's context, within which a voice pipeline lives.
-func (ss *session) update(connCtx context.Context, u protocol.SessionUpdate) {
-	on := ss.voice.Load() != nil
+// first binary frame; and textOnly false, which turns the call's audio on
+// in that format (the runtime starts its voice pipeline). A request the
+// session cannot honour is answered with a non-fatal `unsupported` naming
+// the field, and changes nothing.
+func (ss *session) update(u protocol.SessionUpdate) bool {
+	on := ss.audioOn.Load()
 	switch {
 	case u.Audio != nil && on && *u.Audio != ss.audio:
 		// The pipeline's decoder and encoder are built for the format
 		// textOnly false came with; clients send both in one update.
 		ss.send(protocol.ErrorEventFor(protocol.AudioLocked(ss.audio)))
-		return
+		return true
 	case u.TextOnly != nil && *u.TextOnly && on:
 		ss.send(protocol.ErrorEventFor(protocol.AudioStaysOn()))
-		return
+		return true
 	}
 	if u.Audio != nil && !on {
 		ss.audio = *u.Audio
@@ -679,91 +637,29 @@ func (ss *session) update(connCtx context.Context, u protocol.SessionUpdate) {
 	if u.Metadata != nil {
 		ss.metadata = u.Metadata
 	}
-	if u.TextOnly != nil && !*u.TextOnly && !on {
-		if err := ss.startVoice(connCtx); err != nil {
-			ss.log.Info("audio refused", "err", err)
-			ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
-		}
+	if u.TextOnly == nil || *u.TextOnly || on {
+		return true
 	}
-}
-
-// startVoice turns audio on: the assistant's speech engines, a pipeline in
-// the session's audio format, and its goroutine, owned by the session and
-// stopped when the conversation ends or the connection is cut (connCtx).
-func (ss *session) startVoice(connCtx context.Context) error {
-	voices := ss.srv.cfg.Voices
-	if voices == nil {
-		return errors.New("this server has no speech engines")
-	}
-	stt, tts, err := voices.For(ss.asst)
-	if err != nil {
-		return err
+	rx := ss.receiver()
+	if rx == nil {
+		return false
 	}
 	f := ss.audio
 	if f.Encoding == "" {
 		f = protocol.DefaultAudio
 	}
-	format := audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}
-	cfg := voice.Settings(voice.Config{
-		In: format, Out: format, Transcriber: stt, Synthesizer: tts,
-		Input:    func(in conversation.Input) bool { return ss.input(connCtx, in) },
-		Now:      ss.srv.cfg.Now,
-		Log:      ss.log,
-		Observer: ss.srv.cfg.VoiceObserver,
-	}, ss.asst)
-	var rec *recording.Recorder
-	if ss.srv.cfg.Recordings != nil && ss.asst.Recording.Enabled {
-		if rec, err = ss.srv.cfg.Recordings.Start(ss.call.OrgID, ss.call.ID); err != nil {
-			ss.log.Warn("the call's recording did not start; the call goes on unrecorded", "err", err)
-			rec = nil
-		} else {
-			cfg.Recorder = rec
-		}
+	err := errors.New("the call runtime cannot start audio")
+	if as, ok := rx.(callrun.AudioStarter); ok {
+		err = as.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate})
 	}
-	p, err := voice.New(cfg, wire{ss})
 	if err != nil {
-		if rec != nil {
-			_ = rec.Close()
-		}
-		return err
+		ss.log.Info("audio refused", "err", err)
+		ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
+		return true
 	}
-	ss.recorder.Store(rec)
-	ss.inMu.RLock()
-	if ss.expecting != nil {
-		p.Expect(ss.expecting)
-	}
-	ss.inMu.RUnlock()
-	ctx, cancel := context.WithCancel(connCtx)
-	ss.wg.Go(func() {
-		select {
-		case <-ss.convDone:
-		case <-ctx.Done():
-		}
-		cancel()
-	})
-	ss.wg.Go(func() {
-		ss.guard("voice", func() {
-			if err := p.Run(ctx); err != nil && ctx.Err() == nil {
-				ss.log.Warn("the voice pipeline stopped", "err", err)
-			}
-			ss.finishRecording()
-		}, nil)
-	})
 	ss.audio = f
-	ss.voice.Store(p)
-	return nil
-}
-
-// finishRecording puts the call's recording in place and on the call
-// (once; a failed one is logged and deleted).
-func (ss *session) finishRecording() {
-	rec := ss.recorder.Load()
-	if rec == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	ss.srv.cfg.Recordings.Finish(ctx, ss.call.OrgID, ss.call.ID, rec)
+	ss.audioOn.Store(true)
+	return true
 }
 
 // abuse reports a fatal client error and marks the session for close 4400;

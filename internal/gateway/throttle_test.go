@@ -38,7 +38,7 @@ func TestRefusalLogsAggregated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var buf bytes.Buffer
 		mem := newMemory()
-		srv := New(Config{Store: mem, Calls: mem, Brains: brainOf(echoBrain{}), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+		srv := New(Config{Store: mem, Calls: mem, Runtime: testRuntime(t, mem), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 		for i := range 1000 {
 			w := handshake(srv, "call_id="+id.New(id.Call)+"&assistant_id="+id.New(id.Assistant), "192.0.2.1:1234")
 			if w.Code != http.StatusNotFound {
@@ -80,7 +80,7 @@ func TestRefusalsThrottled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{Store: st, Calls: mem, Brains: brainOf(echoBrain{}), Proxies: proxies,
+	srv := New(Config{Store: st, Calls: mem, Runtime: testRuntime(t, mem), Proxies: proxies,
 		Refusals: throttle.NewLimiter(throttle.LimiterConfig{Rate: 0.001, Burst: 3})})
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	unknown := func() string { return "call_id=" + id.New(id.Call) + "&assistant_id=" + id.New(id.Assistant) }
@@ -133,7 +133,7 @@ func TestShutdownRefusalsSampled(t *testing.T) {
 		mem.assistants[a.ID] = a
 		now := time.Now().UTC()
 		c := mem.add(call.Call{ID: id.New(id.Call), OrgID: a.OrgID, Type: call.Web, Status: call.Queued, AssistantID: a.ID, CreatedAt: now, UpdatedAt: now})
-		srv := New(Config{Store: mem, Calls: mem, Brains: brainOf(echoBrain{}), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+		srv := New(Config{Store: mem, Calls: mem, Runtime: testRuntime(t, mem), Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 		if err := srv.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestConcurrentRefusalsBounded(t *testing.T) {
 	const burst, flood = 20, 300
 	mem := newMemory()
 	st := &slowStore{countingStore{memory: mem}}
-	srv := New(Config{Store: st, Calls: mem, Brains: brainOf(echoBrain{}),
+	srv := New(Config{Store: st, Calls: mem, Runtime: testRuntime(t, mem),
 		Refusals: throttle.NewLimiter(throttle.LimiterConfig{Rate: 0.001, Burst: burst})})
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	unknown := func() string { return "call_id=" + id.New(id.Call) + "&assistant_id=" + id.New(id.Assistant) }
@@ -190,7 +190,7 @@ func TestConcurrentRefusalsBounded(t *testing.T) {
 // that spends the client's refusal budget, as the protocol document says.
 func TestMethodRefusalSpendsBudget(t *testing.T) {
 	mem := newMemory()
-	srv := New(Config{Store: mem, Calls: mem, Brains: brainOf(echoBrain{}),
+	srv := New(Config{Store: mem, Calls: mem, Runtime: testRuntime(t, mem),
 		Refusals: throttle.NewLimiter(throttle.LimiterConfig{Rate: 0.001, Burst: 2})})
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	for range 2 {
