@@ -10,6 +10,7 @@ import (
 
 	"switchboard/internal/audio"
 	"switchboard/internal/audio/amd/amdtest"
+	"switchboard/internal/leaktest"
 	"switchboard/internal/sip"
 	"switchboard/internal/sip/siptest"
 )
@@ -42,6 +43,7 @@ var keypadFlow = map[string]any{"start": "menu", "nodes": map[string]any{
 
 func startSIP(t *testing.T, dbURL, peer string, sources []string, inbound bool) *sipBundle {
 	t.Helper()
+	leaktest.Check(t) // first: its check runs after the server's cleanups
 	cfg := testConfig(dbURL)
 	port := siptest.Port(t)
 	rtp := siptest.Ports(t, 64)

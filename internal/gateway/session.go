@@ -73,14 +73,14 @@ type session struct {
 	// waits for it. ended takes the line's own end (the client hung up or
 	// went away), once. hungUp is closed by Hangup: the runtime is done
 	// with the line.
-	rx        telephony.Receiver
-	rxReady   chan struct{}
-	ended     chan telephony.End
-	endOnce   sync.Once
-	hungUp    chan struct{}
-	hangOnce  sync.Once
-	audioOn   atomic.Bool // the client's audio is on: binary frames are audio
-	wg        sync.WaitGroup
+	rx       telephony.Receiver
+	rxReady  chan struct{}
+	ended    chan telephony.End
+	endOnce  sync.Once
+	hungUp   chan struct{}
+	hangOnce sync.Once
+	audioOn  atomic.Bool // the client's audio is on: binary frames are audio
+	wg       sync.WaitGroup
 	// opened is closed once the reader has handled the client's first
 	// frame, or openGrace after the upgrade: the conversation waits for it
 	// (Opening), so that a client that turns audio on as it connects hears

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"switchboard/internal/audio"
+	"switchboard/internal/leaktest"
 	"switchboard/internal/telephony"
 )
 
@@ -82,11 +82,11 @@ func (e *events) none(t *testing.T, wait time.Duration) {
 }
 
 // testProvider starts a provider on 127.0.0.1 with a free port and closes
-// it at the end of the test, then checks that no goroutine it started
-// (labelled with the test's name) is left.
+// it at the end of the test, then checks that no goroutine the test
+// started is left (leaktest).
 func testProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provider, *events) {
 	t.Helper()
-	labelGoroutines(t)
+	leaktest.Check(t)
 	ev := newEvents()
 	if cfg.ListenAddr == "" {
 		cfg.ListenAddr = "127.0.0.1:0"
@@ -109,7 +109,6 @@ func testProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provider
 		if n := p.Live(); n != 0 {
 			t.Errorf("Live() = %d after Close, want 0", n)
 		}
-		checkLeaks(t)
 	})
 	return p, ev
 }
@@ -121,40 +120,6 @@ func (w testWriter) Write(b []byte) (int, error) {
 	defer func() { _ = recover() }() // a log line after the test ended
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
-}
-
-const leakLabel = "siptest"
-
-// labelGoroutines labels the test's goroutine; every goroutine started from
-// it, and from those, inherits the label.
-func labelGoroutines(t *testing.T) {
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(leakLabel, t.Name())))
-}
-
-// checkLeaks waits up to 3 s for every goroutine labelled with the test's
-// name, other than the test's own, to end.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	want := fmt.Sprintf("%q:%q", leakLabel, t.Name())
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		var buf bytes.Buffer
-		_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
-		var leaked []string
-		for _, g := range strings.Split(buf.String(), "\n\n") {
-			if strings.Contains(g, want) && !strings.Contains(g, "checkLeaks") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("goroutines left after Close:\n%s", strings.Join(leaked, "\n\n"))
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // recorder is a telephony.Receiver that keeps what it gets.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"switchboard/internal/audio"
+	"switchboard/internal/leaktest"
 	"switchboard/internal/telephony"
 )
 
@@ -456,7 +457,7 @@ func TestInboundNoAck(t *testing.T) {
 // system-shutdown) and hangs up an answered line (its Receive returns).
 func TestCloseEndsCalls(t *testing.T) {
 	t.Parallel()
-	labelGoroutines(t)
+	leaktest.Check(t)
 	ev := newEvents()
 	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: 28000, Max: 31999}}, ev.sink, nil, nil)
 	if err != nil {
@@ -487,7 +488,6 @@ func TestCloseEndsCalls(t *testing.T) {
 	}
 	ring.wait(t, 5*time.Second)
 	echo.wait(t, 10*time.Second)
-	checkLeaks(t)
 }
 
 // TestInboundCanceled: the caller hangs up (CANCEL) while the call is
