@@ -17,9 +17,13 @@ import (
 // ProviderSIP names SIP connections and the numbers bought on them.
 const ProviderSIP = "sip"
 
+// ProviderTwilio names Twilio connections (an organization's own Twilio
+// account) and the numbers bought or imported through them.
+const ProviderTwilio = "twilio"
+
 // ConnectionProviders are the providers whose numbers come from an
 // organization's own connections rather than from a shared inventory.
-var ConnectionProviders = []string{ProviderSIP}
+var ConnectionProviders = []string{ProviderSIP, ProviderTwilio}
 
 // IsConnectionProvider reports whether provider's numbers come from connections.
 func IsConnectionProvider(provider string) bool {
@@ -58,7 +62,8 @@ type Connection struct {
 	OrgID    string
 	Provider string
 	Name     string
-	SIP      SIPConnection
+	SIP      SIPConnection    // provider sip
+	Twilio   TwilioConnection // provider twilio
 	// CreatedAt and UpdatedAt are set by the caller.
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -85,6 +90,59 @@ type SIPConnection struct {
 	InboundSources []string
 }
 
+// TwilioConnection is an organization's Twilio account. Its numbers are
+// the account's: searched, bought and imported through Twilio's API, each
+// purchase remembering the connection.
+type TwilioConnection struct {
+	// AccountSID is the account's id, AC followed by 32 hex digits.
+	AccountSID string
+	// SealedAuthToken is the account's auth token sealed with the
+	// server's key (internal/secret, for the connection's id). The plain
+	// token is never stored, returned or logged.
+	SealedAuthToken []byte
+}
+
+// Bounds of a Twilio connection's credentials.
+const maxTwilioToken = 128
+
+// CheckTwilio validates a Twilio connection's name, account SID and auth
+// token (not whether Twilio accepts them: the API asks Twilio). Bad fields
+// are added to errs under their API names (twilio.accountSid, …).
+func (c *Connection) CheckTwilio(token string, errs *apperr.Fields) {
+	c.checkName(errs)
+	sid := strings.TrimSpace(c.Twilio.AccountSID)
+	switch {
+	case sid == "":
+		errs.Add("twilio.accountSid", "is required: your Twilio Account SID (AC followed by 32 hex digits, on the Twilio Console's dashboard)")
+	case !validTwilioSID(sid):
+		errs.Add("twilio.accountSid", "must be AC followed by 32 hex digits, e.g. AC0123456789abcdef0123456789abcdef")
+	}
+	c.Twilio.AccountSID = sid
+	switch {
+	case token == "":
+		errs.Add("twilio.authToken", "is required: the account's auth token (Twilio Console, Account Info)")
+	case len(token) > maxTwilioToken:
+		errs.Add("twilio.authToken", "must be at most %d bytes", maxTwilioToken)
+	case strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		errs.Add("twilio.authToken", "must not contain spaces or control characters")
+	}
+}
+
+func validTwilioSID(s string) bool {
+	if len(s) != 34 || s[:2] != "AC" {
+		return false
+	}
+	for _, r := range s[2:] {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// HasAuthToken reports whether the connection keeps an auth token.
+func (t TwilioConnection) HasAuthToken() bool { return len(t.SealedAuthToken) > 0 }
+
 // HasPassword reports whether the connection has a digest password.
 func (s SIPConnection) HasPassword() bool { return len(s.SealedPassword) > 0 }
 
@@ -93,12 +151,7 @@ func (s SIPConnection) HasPassword() bool { return len(s.SealedPassword) > 0 }
 // numbers are put in E.164 and sources in prefix form. Each bad field is
 // added to errs under its API name (name, sip.address, sip.numbers[2], …).
 func (c *Connection) Check(errs *apperr.Fields) {
-	switch {
-	case strings.TrimSpace(c.Name) == "":
-		errs.Add("name", "is required")
-	case len(c.Name) > MaxConnectionName:
-		errs.Add("name", "must be at most %d bytes", MaxConnectionName)
-	}
+	c.checkName(errs)
 	s := &c.SIP
 	f := func(name string) string { return connectionFieldPrefix + name }
 	if s.Transport == "" {
@@ -120,6 +173,15 @@ func (c *Connection) Check(errs *apperr.Fields) {
 	}
 	s.Numbers = checkNumbers(s.Numbers, f("numbers"), errs)
 	s.InboundSources = checkSources(s.InboundSources, f("inboundSources"), errs)
+}
+
+func (c *Connection) checkName(errs *apperr.Fields) {
+	switch {
+	case strings.TrimSpace(c.Name) == "":
+		errs.Add("name", "is required")
+	case len(c.Name) > MaxConnectionName:
+		errs.Add("name", "must be at most %d bytes", MaxConnectionName)
+	}
 }
 
 func checkNumbers(in []string, field string, errs *apperr.Fields) []string {

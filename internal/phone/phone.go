@@ -23,11 +23,15 @@ type Purchase struct {
 	InboundAssistantID  string `json:"inboundAssistantId"`
 	OutboundAssistantID string `json:"outboundAssistantId"`
 	Message             string `json:"message"`
-	// ConnectionID is the connection the number was bought on (SIP),
-	// empty for numbers of a provider's inventory (sandbox).
-	ConnectionID string    `json:"connectionId,omitempty"`
-	CreatedAt    time.Time `json:"createdAt"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	// ConnectionID is the connection the number was bought on (SIP,
+	// Twilio), empty for numbers of a provider's inventory (sandbox).
+	ConnectionID string `json:"connectionId,omitempty"`
+	// Imported is set for a number that was already the account's
+	// (Twilio): releasing it gives it back to the account as it was
+	// rather than releasing it at the provider.
+	Imported  bool      `json:"imported,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Contact is a person a purchased number may call.

@@ -107,6 +107,10 @@ type Store interface {
 	// number (sip.numbers[i]); nothing is stored then.
 	CreateConnection(ctx context.Context, c phone.Connection) error
 	GetConnection(ctx context.Context, orgID, id string) (phone.Connection, error)
+	// GetConnectionAnyOrg reads a connection by id alone, for a provider's
+	// callback that names it (a Twilio webhook's path) before anything
+	// says whose it is.
+	GetConnectionAnyOrg(ctx context.Context, id string) (phone.Connection, error)
 	// ListConnections returns a page of the organization's connections,
 	// newest first, and their total.
 	ListConnections(ctx context.Context, orgID string, p Page) ([]phone.Connection, int, error)

@@ -30,6 +30,11 @@ func scanConnection(sc interface{ Scan(...any) error }) (phone.Connection, error
 			return c, fmt.Errorf("connection %s: stored password: %w", c.ID, err)
 		}
 	}
+	if c.Provider == phone.ProviderTwilio {
+		// The same columns keep a Twilio account (migration 00007).
+		c.Twilio = phone.TwilioConnection{AccountSID: c.SIP.Username, SealedAuthToken: c.SIP.SealedPassword}
+		c.SIP = phone.SIPConnection{}
+	}
 	if err := json.Unmarshal([]byte(numbers), &c.SIP.Numbers); err != nil {
 		return c, fmt.Errorf("connection %s: stored numbers: %w", c.ID, err)
 	}
@@ -52,6 +57,10 @@ func jsonList(xs []string) string {
 // CreateConnection stores a connection and claims its numbers; numbers
 // already on a connection make it a Conflict naming each one's field.
 func (s *Store) CreateConnection(ctx context.Context, c phone.Connection) error {
+	if c.Provider == phone.ProviderTwilio {
+		// A Twilio account in the SIP columns (migration 00007).
+		c.SIP = phone.SIPConnection{Username: c.Twilio.AccountSID, SealedPassword: c.Twilio.SealedAuthToken}
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		sealed := ""
 		if len(c.SIP.SealedPassword) > 0 {
@@ -104,6 +113,12 @@ func (s *Store) GetConnection(ctx context.Context, orgID, id string) (phone.Conn
 	return c, notFound(err, "connection")
 }
 
+// GetConnectionAnyOrg reads a connection by id, whoever's it is.
+func (s *Store) GetConnectionAnyOrg(ctx context.Context, id string) (phone.Connection, error) {
+	c, err := scanConnection(s.row(ctx, s.r, `SELECT `+connectionCols+` FROM phone_connections WHERE id = ?`, id))
+	return c, notFound(err, "connection")
+}
+
 // ListConnections lists the organization's connections, newest first.
 func (s *Store) ListConnections(ctx context.Context, orgID string, p store.Page) ([]phone.Connection, int, error) {
 	var total int
@@ -131,11 +146,15 @@ func (s *Store) ListConnections(ctx context.Context, orgID string, p store.Page)
 }
 
 // DeleteConnection frees the connection's numbers, then deletes it unless
-// one of them is purchased. Deleting the number rows first locks them: a
-// concurrent CreatePurchase on one either committed before (and is found
-// below) or finds the number gone.
+// one of them is purchased. Locking the connection row and deleting the
+// number rows first is what orders it against a concurrent CreatePurchase
+// (which reads one of them FOR SHARE): that purchase either committed
+// before (and is found below) or finds its row gone.
 func (s *Store) DeleteConnection(ctx context.Context, orgID, id string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.exec(ctx, tx, `UPDATE phone_connections SET updated_at = updated_at WHERE org_id = ? AND id = ?`, orgID, id); err != nil {
+			return err
+		}
 		if _, err := s.exec(ctx, tx, `DELETE FROM phone_connection_numbers WHERE org_id = ? AND connection_id = ?`, orgID, id); err != nil {
 			return err
 		}

@@ -16,8 +16,8 @@ import (
 // (against DeleteConnection) and checks it is the organization's.
 func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 	insert := func(q querier) error {
-		_, err := s.exec(ctx, q, `INSERT INTO purchases (`+purchaseCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			p.ID, p.OrgID, p.Number, p.Provider, p.InboundAssistantID, p.OutboundAssistantID, p.Message, ms(p.CreatedAt), ms(p.UpdatedAt), p.ConnectionID)
+		_, err := s.exec(ctx, q, `INSERT INTO purchases (`+purchaseCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.ID, p.OrgID, p.Number, p.Provider, p.InboundAssistantID, p.OutboundAssistantID, p.Message, ms(p.CreatedAt), ms(p.UpdatedAt), p.ConnectionID, p.Imported)
 		if err != nil && s.d.IsUnique(err) {
 			return &apperr.Error{Kind: apperr.Conflict, Code: "number_taken", Message: "number " + p.Number + " is already purchased"}
 		}
@@ -28,8 +28,16 @@ func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var one int
-		err := s.row(ctx, tx, `SELECT 1 FROM phone_connection_numbers WHERE provider = ? AND number = ? AND connection_id = ? AND org_id = ?`+s.forShare(),
-			p.Provider, p.Number, p.ConnectionID, p.OrgID).Scan(&one)
+		var err error
+		if p.Provider == phone.ProviderTwilio {
+			// A Twilio account's numbers are not listed on the
+			// connection: the connection row itself is locked.
+			err = s.row(ctx, tx, `SELECT 1 FROM phone_connections WHERE id = ? AND org_id = ? AND provider = ?`+s.forShare(),
+				p.ConnectionID, p.OrgID, p.Provider).Scan(&one)
+		} else {
+			err = s.row(ctx, tx, `SELECT 1 FROM phone_connection_numbers WHERE provider = ? AND number = ? AND connection_id = ? AND org_id = ?`+s.forShare(),
+				p.Provider, p.Number, p.ConnectionID, p.OrgID).Scan(&one)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return apperr.NotFoundf("number %s is not on %s connection %s", p.Number, p.Provider, p.ConnectionID)
 		}
@@ -40,12 +48,12 @@ func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 	})
 }
 
-const purchaseCols = `id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at, connection_id`
+const purchaseCols = `id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at, connection_id, imported`
 
 func scanPurchase(sc interface{ Scan(...any) error }) (phone.Purchase, error) {
 	var p phone.Purchase
 	var created, updated int64
-	err := sc.Scan(&p.ID, &p.OrgID, &p.Number, &p.Provider, &p.InboundAssistantID, &p.OutboundAssistantID, &p.Message, &created, &updated, &p.ConnectionID)
+	err := sc.Scan(&p.ID, &p.OrgID, &p.Number, &p.Provider, &p.InboundAssistantID, &p.OutboundAssistantID, &p.Message, &created, &updated, &p.ConnectionID, &p.Imported)
 	p.CreatedAt, p.UpdatedAt = fromMS(created), fromMS(updated)
 	return p, err
 }

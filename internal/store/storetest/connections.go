@@ -26,6 +26,14 @@ func newConnection(orgID string, created time.Time, numbers ...string) phone.Con
 	}
 }
 
+func newTwilioConnection(orgID string, created time.Time) phone.Connection {
+	return phone.Connection{
+		ID: id.New(id.Connection), OrgID: orgID, Provider: phone.ProviderTwilio, Name: "Twilio",
+		Twilio:    phone.TwilioConnection{AccountSID: "AC0123456789abcdef0123456789abcdef", SealedAuthToken: []byte{9, 0, 0xfe, 'y'}},
+		CreatedAt: created, UpdatedAt: created,
+	}
+}
+
 func mustConnection(t *testing.T, s store.Store, orgID string, created time.Time, numbers ...string) phone.Connection {
 	t.Helper()
 	c := newConnection(orgID, created, numbers...)
@@ -236,6 +244,72 @@ func testConnections(t *testing.T, open Opener) {
 		must(t, "DeleteConnection after the release", s.DeleteConnection(ctx, o.ID, c.ID))
 		connectionNumbers(t, s, o.ID, phone.ProviderSIP, nil)
 		wantKind(t, "CreatePurchase(on a deleted connection)", s.CreatePurchase(ctx, sip(o.ID, number(2), c.ID)), apperr.NotFound)
+	})
+
+	t.Run("Twilio", func(t *testing.T) {
+		// A Twilio connection keeps its account (SID, sealed token) and
+		// lists no numbers; a purchase through it (bought or imported)
+		// needs the connection to be the organization's, is found by
+		// inbound calls, and holds the connection against deletion.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		c := newTwilioConnection(o.ID, t0)
+		must(t, "CreateConnection", s.CreateConnection(ctx, c))
+		got, err := s.GetConnection(ctx, o.ID, c.ID)
+		must(t, "GetConnection", err)
+		equal(t, "GetConnection(twilio)", normConnection(got), normConnection(c))
+		byID, err := s.GetConnectionAnyOrg(ctx, c.ID)
+		must(t, "GetConnectionAnyOrg", err)
+		equal(t, "GetConnectionAnyOrg(twilio)", normConnection(byID), normConnection(c))
+		_, err = s.GetConnectionAnyOrg(ctx, id.New(id.Connection))
+		wantKind(t, "GetConnectionAnyOrg(unknown)", err, apperr.NotFound)
+		connectionNumbers(t, s, o.ID, phone.ProviderTwilio, nil)
+
+		p := newPurchase(o.ID, number(1), t0)
+		p.Provider, p.ConnectionID, p.Imported = phone.ProviderTwilio, c.ID, true
+		must(t, "CreatePurchase(twilio)", s.CreatePurchase(ctx, p))
+		gp, err := s.GetPurchase(ctx, o.ID, p.ID)
+		must(t, "GetPurchase", err)
+		equal(t, "GetPurchase(imported twilio number)", normPurchase(gp), normPurchase(p))
+		fp, fc, err := s.FindInboundNumber(ctx, phone.ProviderTwilio, number(1))
+		must(t, "FindInboundNumber(twilio)", err)
+		equal(t, "FindInboundNumber purchase", normPurchase(fp), normPurchase(p))
+		equal(t, "FindInboundNumber connection", normConnection(fc), normConnection(c))
+
+		q := newPurchase(other.ID, number(2), t0)
+		q.Provider, q.ConnectionID = phone.ProviderTwilio, c.ID
+		wantKind(t, "CreatePurchase on another organization's Twilio connection", s.CreatePurchase(ctx, q), apperr.NotFound)
+		wantKind(t, "DeleteConnection with a held number", s.DeleteConnection(ctx, o.ID, c.ID), apperr.Conflict)
+		must(t, "ReleasePurchase", s.ReleasePurchase(ctx, o.ID, p.ID, at(time.Hour)))
+		must(t, "DeleteConnection", s.DeleteConnection(ctx, o.ID, c.ID))
+	})
+
+	t.Run("RaceTwilioPurchaseDelete", func(t *testing.T) {
+		// As RacePurchaseDelete, for a connection without number rows:
+		// the connection row orders the two.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		for r := range 20 {
+			c := newTwilioConnection(o.ID, t0)
+			must(t, "CreateConnection", s.CreateConnection(ctx, c))
+			p := newPurchase(o.ID, number(r), t0)
+			p.Provider, p.ConnectionID = phone.ProviderTwilio, c.ID
+			var buyErr, delErr error
+			race(func() { buyErr = s.CreatePurchase(ctx, p) }, func() { delErr = s.DeleteConnection(ctx, o.ID, c.ID) })
+			switch {
+			case buyErr == nil && delErr == nil:
+				t.Fatalf("round %d: CreatePurchase and DeleteConnection both succeeded; purchase %s is on a deleted connection", r, p.ID)
+			case buyErr == nil:
+				wantKind(t, fmt.Sprintf("round %d: DeleteConnection racing a successful CreatePurchase", r), delErr, apperr.Conflict)
+				must(t, "ReleasePurchase", s.ReleasePurchase(ctx, o.ID, p.ID, at(time.Hour)))
+			case delErr == nil:
+				wantKind(t, fmt.Sprintf("round %d: CreatePurchase racing a successful DeleteConnection", r), buyErr, apperr.NotFound)
+			default:
+				t.Fatalf("round %d: CreatePurchase = %v and DeleteConnection = %v; want exactly one to succeed", r, buyErr, delErr)
+			}
+		}
 	})
 
 	t.Run("RacePurchaseDelete", func(t *testing.T) {

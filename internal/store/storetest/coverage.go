@@ -257,6 +257,11 @@ func (r *recorder) GetConnection(ctx context.Context, orgID, id string) (phone.C
 	return r.s.GetConnection(ctx, orgID, id)
 }
 
+func (r *recorder) GetConnectionAnyOrg(ctx context.Context, id string) (phone.Connection, error) {
+	r.hit("GetConnectionAnyOrg")
+	return r.s.GetConnectionAnyOrg(ctx, id)
+}
+
 func (r *recorder) ListConnections(ctx context.Context, orgID string, p store.Page) ([]phone.Connection, int, error) {
 	r.hit("ListConnections")
 	return r.s.ListConnections(ctx, orgID, p)
