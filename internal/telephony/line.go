@@ -107,7 +107,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Trunk is where and how an outbound call leaves: the SIP connection of
 // the purchased number it is placed from. Providers without trunks ignore
-// it.
+// it, except for ConnectionID: for Twilio it names the Twilio connection
+// (the account) the call is placed with, and the other fields are empty.
 type Trunk struct {
 	ConnectionID string
 	Address      string // host:port

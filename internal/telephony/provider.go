@@ -32,8 +32,15 @@ type PlaceRequest struct {
 	From string
 	// To is the destination (E.164).
 	To string
-	// Trunk is the SIP connection of the From number (SIP only).
+	// Trunk is the connection of the From number: a SIP trunk, or for
+	// Twilio only its ConnectionID, which names the Twilio connection
+	// (the account) the call is placed with.
 	Trunk Trunk
+	// DetectMachine asks for answering machine detection where the
+	// provider has it (Twilio): "" none, "hangup" (a machine is hung up
+	// on: Ended voicemail) or "leaveMessage" (the call connects after the
+	// greeting, for the assistant to leave a message).
+	DetectMachine string
 }
 
 // EventKind is the progress a provider reports for a call.
