@@ -44,6 +44,9 @@ type Callee struct {
 	// Audio is μ-law (8 kHz) the callee says once the stream starts, in
 	// real time, before silence.
 	Audio []byte
+	// NoMedia sends no media at all on the stream (a stream whose audio
+	// stopped, as after a network fault; Twilio itself always sends).
+	NoMedia bool
 }
 
 // Calls' Direction values ("Call resource").

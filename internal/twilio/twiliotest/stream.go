@@ -264,10 +264,13 @@ func (ss *session) tick(ctx context.Context) {
 		c.digitsQ = nil
 		c.mu.Unlock()
 		chunk++
-		err := ss.write(ctx, streamMsg{Event: "media", Media: &mediaMsg{
-			Track: "inbound", Chunk: strconv.Itoa(chunk), Timestamp: strconv.FormatInt(time.Since(ss.start).Milliseconds(), 10),
-			Payload: base64.StdEncoding.EncodeToString(frame),
-		}})
+		var err error
+		if !ss.c.callee.NoMedia {
+			err = ss.write(ctx, streamMsg{Event: "media", Media: &mediaMsg{
+				Track: "inbound", Chunk: strconv.Itoa(chunk), Timestamp: strconv.FormatInt(time.Since(ss.start).Milliseconds(), 10),
+				Payload: base64.StdEncoding.EncodeToString(frame),
+			}})
+		}
 		if err != nil {
 			return
 		}
