@@ -105,9 +105,11 @@ func (c *Client) service(ctx context.Context) *api.ApiService {
 	return api.NewApiService(&twclient.RequestHandler{Client: &transport{ctx: ctx, c: c}})
 }
 
-// transport is twilio-go's client.BaseClient over c, for one context.
+// transport is twilio-go's client.BaseClient over c, for one context. It
+// holds the context because BaseClient.SendRequest takes none: a transport
+// lives for one Client method call.
 type transport struct {
-	ctx context.Context
+	ctx context.Context //nolint:containedctx // see above: twilio-go's BaseClient has no context parameter
 	c   *Client
 }
 

@@ -523,7 +523,8 @@ func (l *Line) Transfer(ctx context.Context, destination string) error {
 		// runs the <Dial> whatever becomes of the socket.
 		_ = l.conn.Close(websocket.StatusNormalClosure, "transferred")
 	}
-	l.wait(ctx)
+	// The transfer is done whatever becomes of the teardown.
+	_ = l.wait(ctx)
 	return nil
 }
 

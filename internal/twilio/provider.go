@@ -378,7 +378,7 @@ func (p *Provider) watchdogFired(pc *pcall) {
 	p.log.Warn("twilio call ended: no word from Twilio", "call_id", pc.id, "call_sid", sid, "reason", reason)
 	p.ended(pc, call.Failed, reason)
 	if cl, err := p.Client(acct); err == nil && sid != "" {
-		p.endAtTwilio(cl, sid, answered)
+		_ = p.endAtTwilio(cl, sid, answered) // logged there
 	}
 }
 

@@ -97,7 +97,9 @@ type Server struct {
 
 	srv    *httptest.Server
 	hc     *http.Client
-	ctx    context.Context
+	// ctx is the server's lifetime (like http.Server's BaseContext): the
+	// root of every call's goroutine and request, canceled by Close.
+	ctx    context.Context //nolint:containedctx // the server's lifetime, canceled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
