@@ -157,17 +157,24 @@ func (p *Provider) serveVoice(w http.ResponseWriter, r *http.Request) {
 	}
 	pc := &pcall{id: callID, connID: connID, acct: acct, sid: sid, inbound: true, seq: -1, rank: rankRinging, stream: true}
 	p.mu.Lock()
-	refused := p.closed || p.calls[callID] != nil || p.bySID[sid] != nil
-	if !refused {
+	closed, dupID, dupSID := p.closed, p.calls[callID] != nil, p.bySID[sid] != nil
+	if !closed && !dupID && !dupSID {
 		p.calls[callID] = pc
 		p.bySID[sid] = pc
 		p.armLocked(pc, p.cfg.StreamTimeout)
 	}
-	closed := p.closed
 	p.mu.Unlock()
-	if refused {
-		// Admitted (stored ringing) but not ours to answer: end it.
-		reason, outcome := ReasonStreamFailed, call.Failed
+	switch {
+	case dupID:
+		// The Admitter gave the id of a live call: that call is not this
+		// one's to end.
+		p.log.Error("twilio: the Admitter returned the id of a live call", "call_id", callID, "call_sid", sid)
+		writeTwiML(w, RejectTwiML())
+		return
+	case closed, dupSID:
+		// Admitted (stored ringing) but not answered here: end it. A
+		// second voice request for a live CallSid is a replay.
+		outcome, reason := call.Failed, ReasonStreamFailed
 		if closed {
 			outcome, reason = call.Canceled, call.ReasonSystemShutdown
 		}

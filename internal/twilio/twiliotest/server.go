@@ -95,8 +95,8 @@ type Server struct {
 	// twilio package as its API base URL.
 	URL string
 
-	srv    *httptest.Server
-	hc     *http.Client
+	srv *httptest.Server
+	hc  *http.Client
 	// ctx is the server's lifetime (like http.Server's BaseContext): the
 	// root of every call's goroutine and request, canceled by Close.
 	ctx    context.Context //nolint:containedctx // the server's lifetime, canceled by Close
