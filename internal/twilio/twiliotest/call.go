@@ -359,10 +359,13 @@ func (s *Server) Dial(ctx context.Context, to, from string) (*Call, error) {
 	c := s.newCall(a, DirectionInbound, from, to)
 	c.url, c.statusCallback = voiceURL, status
 	c.st.Status = "ringing"
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if !s.start(c, c.runInbound) {
 		return nil, errors.New("twiliotest: server closed")
 	}
-	return c, ctx.Err()
+	return c, nil
 }
 
 // finish ends the call.
