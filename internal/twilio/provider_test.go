@@ -634,3 +634,97 @@ func TestStreamTimeout(t *testing.T) {
 		t.Errorf("Live = %d, want 0", b.p.Live())
 	}
 }
+
+// openStream plays Twilio by hand for call callID: it fetches the call's
+// TwiML (signed), opens the stream it names (signed upgrade) and sends
+// connected and start with the TwiML's parameters.
+func (b *bundle) openStream(t *testing.T, callID, callSid string) *websocket.Conn {
+	t.Helper()
+	code, body := b.signedPost(t, b.acct.Token, "/twilio/"+testConn+"/calls/"+callID+"/twiml", url.Values{"CallSid": {callSid}, "AccountSid": {b.acct.SID}, "CallStatus": {"in-progress"}})
+	token := ""
+	if i := strings.Index(body, `name="token" value="`); i >= 0 {
+		token, _, _ = strings.Cut(body[i+len(`name="token" value="`):], `"`)
+	}
+	if code != http.StatusOK || token == "" {
+		t.Fatalf("twiml: %d %s", code, body)
+	}
+	wsURL := strings.Replace(b.srv.URL, "http", "ws", 1) + "/twilio/" + testConn + "/stream"
+	h := http.Header{}
+	h.Set(SignatureHeader, Sign(b.acct.Token, wsURL, nil))
+	ctx := ctxT(t, 5*time.Second)
+	c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	c.SetReadLimit(1 << 20)
+	mz := "MZ" + strings.Repeat("e", 32)
+	for _, m := range []string{
+		`{"event":"connected","protocol":"Call","version":"1.0.0"}`,
+		`{"event":"start","sequenceNumber":"1","streamSid":"` + mz + `","start":{"streamSid":"` + mz + `","accountSid":"` + b.acct.SID + `","callSid":"` + callSid + `","tracks":["inbound"],"customParameters":{"callId":"` + callID + `","token":"` + token + `"},"mediaFormat":{"encoding":"audio/x-mulaw","sampleRate":8000,"channels":1}}}`,
+	} {
+		if err := c.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// TestStreamHostile: bad messages are counted and skipped, a flood of
+// them or an oversized message ends the line (failed, stream failed).
+func TestStreamHostile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		send func(ctx context.Context, c *websocket.Conn) error
+	}{
+		{"flood", func(ctx context.Context, c *websocket.Conn) error {
+			for range maxBadMessages {
+				if err := c.Write(ctx, websocket.MessageText, []byte(`{"event":`)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"oversized", func(ctx context.Context, c *websocket.Conn) error {
+			return c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte(" "), maxStreamMessage+1))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			b.fake.SetCallee(testTo, twiliotest.Callee{RingFor: time.Minute})
+			fc := b.place(t, "call_1", "")
+			b.ev.want(t, telephony.Ringing)
+			c := b.openStream(t, "call_1", fc.SID)
+			defer c.CloseNow()
+			ev := b.ev.want(t, telephony.Answered)
+			rec := newRecorder()
+			endCh, stop := receive(ev.Line, rec)
+			defer stop()
+			ctx := ctxT(t, 5*time.Second)
+			go func() { // the server's messages (marks, close) must be read
+				for {
+					if _, _, err := c.Read(ctx); err != nil {
+						return
+					}
+				}
+			}()
+			// A few bad messages are skipped: media after them arrives.
+			for _, m := range []string{`nope`, `{"event":"media","media":{"payload":"%%"}}`, `{"event":"surprise"}`} {
+				_ = c.Write(ctx, websocket.MessageText, []byte(m))
+			}
+			_ = c.Write(ctx, websocket.MessageBinary, []byte{1, 2, 3})
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"event":"media","streamSid":"x","media":{"track":"inbound","payload":"AQID"}}`))
+			rec.waitFor(t, "media after bad messages", func(r *recorder) bool { return bytes.Equal(r.audio, []byte{1, 2, 3}) })
+			if n := b.p.Stats().BadMessages; n != 4 {
+				t.Errorf("BadMessages = %d, want 4", n)
+			}
+			if err := tc.send(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if end := waitEnd(t, endCh); end != (telephony.End{Outcome: "failed", Reason: ReasonStreamFailed}) {
+				t.Errorf("Receive = %+v, want failed %s", end, ReasonStreamFailed)
+			}
+			// The call is ended at Twilio.
+			waitCall(t, fc, "ended", func(s twiliotest.State) bool { return s.Ended })
+		})
+	}
+}
