@@ -304,8 +304,8 @@ func (p *Provider) serveStatus(w http.ResponseWriter, r *http.Request) {
 // serveStream accepts a call's Media Stream: the upgrade's signature is
 // checked over the wss URL (403 before upgrading), then the start
 // message's customParameters must carry the call's id and token. The call
-// is then answered: Ringing (if not sent) and Answered with the Line go to
-// the sink, and this goroutine serves the line until it ends.
+// is then answered: a goroutine of the provider serves the Line until it
+// ends, and Ringing (if not sent) and Answered with the Line go to the sink.
 func (p *Provider) serveStream(w http.ResponseWriter, r *http.Request) {
 	acct, ok := p.authenticate(w, r, p.wsBase)
 	if !ok {
@@ -361,13 +361,16 @@ func (p *Provider) serveStream(w http.ResponseWriter, r *http.Request) {
 	} else {
 		p.stats.outAnswered.Add(1)
 	}
+	// The line is served before it is handed over, so that the sink may
+	// hang it up at once (Hangup waits for the teardown the reader does).
+	// The connection is hijacked: it outlives this handler.
+	p.wg.Go(line.serve)
 	if ring {
 		// Callbacks and the stream race: an answered call has rung.
 		p.emit(telephony.Event{CallID: pc.id, Kind: telephony.Ringing, ProviderCallID: pc.sid})
 	}
 	p.log.Info("twilio call answered", "call_id", pc.id, "call_sid", pc.sid, "stream_sid", start.StreamSid, "inbound", pc.inbound)
 	p.emit(telephony.Event{CallID: pc.id, Kind: telephony.Answered, Line: line, ProviderCallID: pc.sid})
-	line.serve()
 }
 
 // readStart reads the stream's first messages up to start (connected

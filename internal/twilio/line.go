@@ -48,7 +48,7 @@ var silenceMulaw = bytes.Repeat([]byte{0xFF}, 160)
 // μ-law at 8 kHz both ways over the websocket Twilio opened to us
 // (bidirectional, <Connect><Stream>).
 //
-// One goroutine serves it, the stream handler's: it reads the socket
+// One goroutine of the provider serves it: it reads the socket
 // (every read bounded by the media timeout), feeds the queues Receive
 // drains, and at the end tears the line down. Writes to the socket, from
 // Write, Clear, SendDTMF and the marks, are serialized and each bounded
@@ -148,7 +148,7 @@ func (l *Line) finish(end telephony.End, rest bool) bool {
 }
 
 // serve reads the stream until it ends, then tears the line down. It runs
-// on the stream handler's goroutine.
+// on its own goroutine, counted in Provider.wg.
 func (l *Line) serve() {
 	l.read()
 	l.teardown()
@@ -166,12 +166,10 @@ func (l *Line) read() {
 			l.readFailed(err, timedOut)
 			return
 		}
-		if typ != websocket.MessageText {
-			bad++
-			l.p.stats.badMessages.Add(1)
-			continue
-		}
 		msg, payload, err := decodeStreamMessage(b)
+		if err == nil && typ != websocket.MessageText {
+			err = errors.New("twilio: binary stream message")
+		}
 		if err != nil {
 			l.p.stats.badMessages.Add(1)
 			if bad++; bad >= maxBadMessages {

@@ -15,9 +15,9 @@
 // calls of this node.
 //
 // Every goroutine the package starts belongs to the Provider: the webhook
-// and stream handlers (each counted while it runs; an answered call's
-// stream handler serves its Line until it ends), and the per-call
-// watchdog timers. Close ends every call and waits for all of them.
+// and stream handlers (each counted while it runs), one reader per
+// answered Line until it ends, and the per-call watchdog timers. Close
+// ends every call and waits for all of them.
 package twilio
 
 import (

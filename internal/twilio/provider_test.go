@@ -728,3 +728,27 @@ func TestStreamHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestHangupFromSink: the sink may hang a line up while it is handed
+// over (the line is already served).
+func TestHangupFromSink(t *testing.T) {
+	took := make(chan time.Duration, 1)
+	b := setup(t, func(c *Config) {
+		sink := c.Sink
+		c.Sink = func(ev telephony.Event) {
+			sink(ev)
+			if ev.Kind == telephony.Answered {
+				start := time.Now()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_ = ev.Line.Hangup(ctx)
+				cancel()
+				took <- time.Since(start)
+			}
+		}
+	})
+	fc, _ := b.answered(t, "call_1")
+	if d := <-took; d > 2*time.Second {
+		t.Errorf("Hangup from the sink took %v", d)
+	}
+	waitCall(t, fc, "completed", func(s twiliotest.State) bool { return s.Ended && s.Status == "completed" })
+}
