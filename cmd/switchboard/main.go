@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -36,6 +37,7 @@ import (
 	"switchboard/internal/speech/cloud/elevenlabs"
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
+	"switchboard/internal/twilio"
 )
 
 func main() {
@@ -191,6 +193,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sipAddr := fs.String("sip-addr", env("SWITCHBOARD_SIP_ADDR", sip.DefaultListenAddr), "SIP listen address, UDP and TCP, for the SIP connections' calls; off disables SIP (env SWITCHBOARD_SIP_ADDR)")
 	sipPublicIP := fs.String("sip-public-ip", env("SWITCHBOARD_SIP_PUBLIC_IP", ""), "the address put in SIP Contact headers and SDP, for a server behind NAT; default the listen address if specific, else this host's first non-loopback IPv4 (env SWITCHBOARD_SIP_PUBLIC_IP)")
 	rtpPorts := fs.String("rtp-ports", env("SWITCHBOARD_RTP_PORTS", fmt.Sprintf("%d-%d", sip.DefaultRTPPorts.Min, sip.DefaultRTPPorts.Max)), "UDP port range for the RTP audio of SIP calls (env SWITCHBOARD_RTP_PORTS)")
+	twilioAPI := fs.String("twilio-api-base-url", env("SWITCHBOARD_TWILIO_API_BASE_URL", twilio.DefaultAPIBaseURL), "Twilio's REST API, for organizations' Twilio connections (env SWITCHBOARD_TWILIO_API_BASE_URL); Twilio calls this server back at --public-url, which must then be reachable from the internet (see docs/telephony.md)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -236,6 +239,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.SIP = &sip.Config{ListenAddr: *sipAddr, PublicIP: *sipPublicIP, RTPPorts: ports}
 	}
+	if u, err := url.Parse(*twilioAPI); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("--twilio-api-base-url: want an http(s) URL, got %q", *twilioAPI)
+	}
+	cfg.Twilio.APIBaseURL = *twilioAPI
 	cfg.Sandbox.RingTime, cfg.Sandbox.NoAnswerTimeout, cfg.Sandbox.TalkTime = *ring, *noAnswer, *talk
 	cfg.SandboxVoice = *sandboxVoice
 	cfg.SandboxVoiceCalls = *sandboxVoiceCalls

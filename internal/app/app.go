@@ -45,6 +45,7 @@ import (
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
+	"switchboard/internal/twilio"
 	"switchboard/internal/webhook"
 )
 
@@ -78,6 +79,11 @@ type Config struct {
 	// SIP, when set, serves SIP calls (outbound through organizations'
 	// SIP connections, inbound to their numbers); nil disables SIP.
 	SIP *sip.Config
+	// Twilio tunes the Twilio provider (organizations' own Twilio
+	// accounts): APIBaseURL (--twilio-api-base-url; a fake in tests) and
+	// timeouts. The app sets PublicURL (from PublicURL), Accounts, Sink,
+	// Admit, TokenKey and Log.
+	Twilio twilio.Config
 	// LostCallGrace is how long a queued or ringing call may go without any
 	// progress, and a conversation may outlive its maximum duration, before
 	// housekeeping ends it as lost (its owner died).
@@ -163,6 +169,7 @@ type Main struct {
 	queue   *jobs.Queue
 	sandbox *sandbox.Network
 	sip     *sip.Provider // nil when SIP is off
+	twilio  *twilio.Provider
 	api     *httpapi.Server
 	http    *http.Server
 	ln      net.Listener
@@ -268,6 +275,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		reg.MustRegister(m.sip.Collector())
 		log.Info("serving SIP", "addr", m.sip.Addr().String())
 	}
+	if m.twilio, err = newTwilio(cfg, db, sealer, calls, log.With("provider", "twilio")); err != nil {
+		return nil, err
+	}
+	calls.AddProvider(m.twilio)
+	reg.MustRegister(m.twilio.Collector())
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	// One budget of refusals per client address, shared by the REST API
 	// and the gateway: a client that floods either is slowed on both.
@@ -277,7 +289,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		Observer: vm, Recordings: recordings, Log: log.With("component", "conversation")})
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
-		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime, Recordings: recordings},
+		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime, Recordings: recordings,
+		Twilio: twilio.NewAccounts(m.twilio, sealer)},
 		db, calls, sched, log, reg)
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
@@ -359,6 +372,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		fmt.Fprintln(w, `{"status":true,"message":"ready"}`)
 	})
 	mux.Handle("GET "+httpapi.GatewayPath, m.gateway)
+	mux.Handle("/twilio/", m.twilio.Handler()) // webhooks and media streams: signed by Twilio, outside the REST middleware
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
@@ -587,6 +601,9 @@ func (m *Main) stopCalls(ctx context.Context) (done <-chan struct{}, err error) 
 			var errs []error
 			if m.sip != nil {
 				errs = append(errs, m.sip.Close())
+			}
+			if m.twilio != nil {
+				errs = append(errs, m.twilio.Close())
 			}
 			if m.sandbox != nil {
 				errs = append(errs, m.sandbox.Close())

@@ -135,6 +135,14 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 		return call.Call{}, err
 	}
 	preq := telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To}
+	if a, err := s.store.GetAssistant(ctx, p.OrgID, p.OutboundAssistantID); err == nil && a.Voicemail.Detect {
+		// Providers that detect machines themselves (Twilio's AMD) are
+		// asked to; the others' calls are watched by the call runtime.
+		preq.DetectMachine = a.Voicemail.Action
+		if preq.DetectMachine == "" {
+			preq.DetectMachine = assistant.VoicemailHangup
+		}
+	}
 	if p.ConnectionID != "" {
 		conn, err := s.store.GetConnection(ctx, p.OrgID, p.ConnectionID)
 		if err == nil {

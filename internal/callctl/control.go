@@ -85,6 +85,10 @@ type Opener interface {
 // The result holds the plain password: give it to the provider, never to
 // a log (Trunk.String leaves it out).
 func TrunkOf(c phone.Connection, secrets Opener) (telephony.Trunk, error) {
+	if c.Provider == phone.ProviderTwilio {
+		// The Twilio provider opens the account itself, by the id.
+		return telephony.Trunk{ConnectionID: c.ID}, nil
+	}
 	t := telephony.Trunk{ConnectionID: c.ID, Address: c.SIP.Address, Transport: c.SIP.Transport, Username: c.SIP.Username}
 	if !c.SIP.HasPassword() {
 		return t, nil

@@ -16,9 +16,11 @@ import (
 )
 
 // Admit decides an inbound call (the providers' telephony.Admitter): the
-// dialed number must be purchased on a connection of the provider, the
-// call must come from one of that connection's inbound sources, and the
-// number must have an inbound assistant. A refusal wraps ErrUnknownNumber,
+// dialed number must be purchased on a connection of the provider (the
+// one the provider heard it on, when it says), a SIP call must come from
+// one of that connection's inbound sources (a Twilio call was
+// authenticated by its signature), and the number must have an inbound
+// assistant. A refusal wraps ErrUnknownNumber,
 // ErrSourceRefused or ErrNoInboundAgent and stores nothing; an admitted call
 // is stored queued, direction inbound, and its id returned: the provider's
 // Answered event (with the line) starts it.
@@ -34,12 +36,19 @@ func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, err
 	if err != nil {
 		return "", errors.Join(telephony.ErrUnavailable, err)
 	}
-	ok, err := conn.SIP.AllowsSource(ctx, in.Source, lookupHost)
-	if err != nil {
-		s.log.Warn("the inbound sources of a connection could not be resolved", "connection_id", conn.ID, "err", err)
+	if in.ConnectionID != "" && in.ConnectionID != conn.ID {
+		// Another connection's webhook (another account's token signed
+		// it): the number is not on the connection that called.
+		return "", fmt.Errorf("%w: %s is not on connection %s", telephony.ErrUnknownNumber, num, in.ConnectionID)
 	}
-	if !ok {
-		return "", fmt.Errorf("%w: %s for %s", telephony.ErrSourceRefused, in.Source, num)
+	if conn.Provider == phone.ProviderSIP {
+		ok, err := conn.SIP.AllowsSource(ctx, in.Source, lookupHost)
+		if err != nil {
+			s.log.Warn("the inbound sources of a connection could not be resolved", "connection_id", conn.ID, "err", err)
+		}
+		if !ok {
+			return "", fmt.Errorf("%w: %s for %s", telephony.ErrSourceRefused, in.Source, num)
+		}
 	}
 	if p.InboundAssistantID == "" {
 		return "", fmt.Errorf("%w: %s", telephony.ErrNoInboundAgent, num)

@@ -365,6 +365,13 @@ func (r *Runtime) startAudio(ctx context.Context, wg *sync.WaitGroup, cfg conver
 		return errors.New("the call's audio is already on")
 	}
 	watch := newMachine(c, a, f, rn.send, log)
+	var machineNow bool // the provider found a machine: leave the message
+	if md, ok := rn.line.(MachineDetector); ok {
+		if ran, machine := md.AnsweredBy(); ran {
+			watch = nil
+			machineNow = machine && c.Direction == call.Outbound && a.Voicemail.Detect && a.Voicemail.LeavesMessage()
+		}
+	}
 	vcfg := voice.Settings(voice.Config{
 		In: f, Out: f, Transcriber: stt, Synthesizer: tts,
 		Input: rn.send, Log: log, Observer: r.cfg.Observer, Now: r.cfg.Now,
@@ -385,6 +392,15 @@ func (r *Runtime) startAudio(ctx context.Context, wg *sync.WaitGroup, cfg conver
 		watch.quiet = pipe.DisableBargeIn
 	}
 	rn.out.setVoice(pipe, watch)
+	if machineNow {
+		// A machine records: its noise must not cut the message. Queued
+		// now, the message cuts the first message as it starts.
+		log.Info("voicemail detection (the provider's): leaving the message")
+		pipe.DisableBargeIn()
+		wg.Go(func() {
+			rn.send(conversation.Input{Kind: conversation.Say, Text: a.Voicemail.Message, Cut: true, Outcome: call.Voicemail, Reason: call.ReasonCustomerVoicemail})
+		})
+	}
 	wg.Go(func() {
 		defer r.recoverSide(log, rn, "voice")
 		if err := pipe.Run(ctx); err != nil && ctx.Err() == nil {

@@ -56,6 +56,16 @@ type Controls interface {
 	Controls() bool
 }
 
+// MachineDetector is implemented by lines whose provider detects
+// answering machines itself (Twilio's AMD): ran reports that it did for
+// this call, and the runtime then runs no detector of its own; machine
+// reports that a machine answered, and an assistant whose voicemail action
+// is leaveMessage leaves its message at once (the provider waited for the
+// greeting to end), then the call ends voicemail.
+type MachineDetector interface {
+	AnsweredBy() (ran, machine bool)
+}
+
 // control is the conversation's Control on line: the line, unless it says
 // it has none.
 func control(line telephony.Line) conversation.Control {

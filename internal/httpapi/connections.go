@@ -23,12 +23,13 @@ type sipView struct {
 }
 
 type connectionView struct {
-	ID        string  `json:"id"`
-	Provider  string  `json:"provider"`
-	Name      string  `json:"name"`
-	SIP       sipView `json:"sip"`
-	CreatedAt ts      `json:"createdAt"`
-	UpdatedAt ts      `json:"updatedAt"`
+	ID        string      `json:"id"`
+	Provider  string      `json:"provider"`
+	Name      string      `json:"name"`
+	SIP       *sipView    `json:"sip,omitempty"`
+	Twilio    *twilioView `json:"twilio,omitempty"`
+	CreatedAt ts          `json:"createdAt"`
+	UpdatedAt ts          `json:"updatedAt"`
 }
 
 func viewConnection(c phone.Connection) connectionView {
@@ -38,21 +39,27 @@ func viewConnection(c phone.Connection) connectionView {
 		}
 		return xs
 	}
-	return connectionView{ID: c.ID, Provider: c.Provider, Name: c.Name, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
-		SIP: sipView{Address: c.SIP.Address, Transport: c.SIP.Transport, Username: c.SIP.Username, HasPassword: c.SIP.HasPassword(),
-			Numbers: nonNil(c.SIP.Numbers), InboundSources: nonNil(c.SIP.InboundSources)}}
+	v := connectionView{ID: c.ID, Provider: c.Provider, Name: c.Name, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
+	if c.Provider == phone.ProviderTwilio {
+		v.Twilio = &twilioView{AccountSID: c.Twilio.AccountSID, HasAuthToken: c.Twilio.HasAuthToken()}
+		return v
+	}
+	v.SIP = &sipView{Address: c.SIP.Address, Transport: c.SIP.Transport, Username: c.SIP.Username, HasPassword: c.SIP.HasPassword(),
+		Numbers: nonNil(c.SIP.Numbers), InboundSources: nonNil(c.SIP.InboundSources)}
+	return v
 }
 
-// createConnection stores an organization's SIP trunk. The password is
-// sealed with the server's key (for the new connection's id) before
-// anything else sees it, and is never returned or logged.
+// createConnection stores an organization's SIP trunk or Twilio account.
+// The password or auth token is sealed with the server's key (for the new
+// connection's id) before anything else sees it, and is never returned or
+// logged; a Twilio account's credentials are checked with Twilio first.
 func (s *Server) createConnection(ctx context.Context, r *request) (response, error) {
 	o, err := parseObject(r.body)
 	if err != nil {
 		return response{}, err
 	}
 	c := phone.Connection{Provider: o.str("provider", true), Name: o.str("name", false)}
-	var password string
+	var password, token string
 	switch c.Provider {
 	case "":
 	case phone.ProviderSIP:
@@ -70,24 +77,43 @@ func (s *Server) createConnection(ctx context.Context, r *request) (response, er
 			password = so.str("password", false)
 			so.done()
 		}
-	case "twilio":
-		o.errs.Add("provider", "twilio connections are not supported yet; only sip")
+	case phone.ProviderTwilio:
+		if !o.present("twilio") {
+			o.errs.Add("twilio", "is required: the account's accountSid and authToken")
+		}
+		if to := o.child("twilio"); to != nil {
+			c.Twilio.AccountSID = to.str("accountSid", false)
+			token = to.str("authToken", false)
+			to.done()
+		}
 	default:
-		o.errs.Add("provider", "unknown provider %q; connections are sip", c.Provider)
+		o.errs.Add("provider", "unknown provider %q; connections are sip or twilio", c.Provider)
 	}
+	// A provider's settings are not read under another: no second error.
 	if c.Provider != phone.ProviderSIP {
-		o.used["sip"] = true // not read under another provider: no second error
+		o.used["sip"] = true
+	}
+	if c.Provider != phone.ProviderTwilio {
+		o.used["twilio"] = true
 	}
 	o.done()
-	if c.Provider == phone.ProviderSIP {
+	switch c.Provider {
+	case phone.ProviderSIP:
 		c.Check(o.errs)
 		phone.CheckSIPCredentials(c.SIP.Username, password, o.errs)
+	case phone.ProviderTwilio:
+		if err := s.twilioConnection(ctx, &c, token, o.errs); err != nil {
+			return response{}, err
+		}
 	}
 	if err := firstPerField(*o.errs).Err(); err != nil {
 		return response{}, err
 	}
 	now := s.now().UTC()
-	c.ID, c.OrgID, c.CreatedAt, c.UpdatedAt = id.New(id.Connection), r.orgID, now, now
+	if c.ID == "" {
+		c.ID = id.New(id.Connection)
+	}
+	c.OrgID, c.CreatedAt, c.UpdatedAt = r.orgID, now, now
 	if password != "" {
 		if s.cfg.Secrets == nil {
 			return response{}, apperr.New(apperr.Unavailable, "this server has no secret key to keep the password with; see --secret-key-file")

@@ -33,6 +33,9 @@ type numberView struct {
 // of connections (sip), the numbers of the organization's own connections
 // of that provider.
 func (s *Server) listNumbers(ctx context.Context, r *request) (response, error) {
+	if r.URL.Query().Get("provider") == phone.ProviderTwilio {
+		return s.listTwilioNumbers(ctx, r)
+	}
 	q := newQuery(r.URL.Query(), "provider")
 	prov := q.v.Get("provider")
 	var names []string
@@ -109,6 +112,12 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	}
 	number := o.str("number", true)
 	provName := o.str("provider", false)
+	var connID string
+	var imported bool
+	if provName == phone.ProviderTwilio {
+		connID = o.str("connectionId", false)
+		imported = o.boolean("import")
+	}
 	o.done()
 	if provName == "" {
 		provName = "sandbox"
@@ -123,6 +132,9 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	if phone.IsConnectionProvider(provName) {
 		if err := o.errs.Err(); err != nil {
 			return response{}, err
+		}
+		if provName == phone.ProviderTwilio {
+			return s.purchaseTwilio(ctx, r.orgID, number, connID, imported)
 		}
 		return s.purchaseOnConnection(ctx, r.orgID, provName, number)
 	}
@@ -183,6 +195,9 @@ func (s *Server) releasePurchase(ctx context.Context, r *request) (response, err
 	}
 	if err := s.store.ReleasePurchase(ctx, r.orgID, pid, s.now()); err != nil {
 		return response{}, err
+	}
+	if p.Provider == phone.ProviderTwilio {
+		return ok(http.StatusOK, s.releaseTwilio(ctx, p), viewPurchase(p)), nil
 	}
 	if prov, ok := s.calls.Provider(p.Provider); ok {
 		if err := prov.Release(ctx, p.Number); err != nil {

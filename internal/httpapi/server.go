@@ -62,6 +62,9 @@ type Config struct {
 	// Recordings opens calls' recordings (recording.Archive); nil answers
 	// GET /v1/calls/{id}/recording 404.
 	Recordings Recordings
+	// Twilio acts in organizations' Twilio accounts (connections, numbers);
+	// nil answers Twilio connections and numbers 503.
+	Twilio TwilioAccounts
 }
 
 // Recordings opens a call's recording by the path stored on the call; a

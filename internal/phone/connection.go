@@ -140,6 +140,14 @@ func validTwilioSID(s string) bool {
 	return true
 }
 
+// NumberSearch filters a search of an account's numbers for sale
+// (GET /v1/phone/numbers?provider=twilio).
+type NumberSearch struct {
+	Country  string // ISO 3166-1 alpha-2, default US
+	AreaCode int    // 0: any
+	Contains string // digits, letters and * (any one digit)
+}
+
 // HasAuthToken reports whether the connection keeps an auth token.
 func (t TwilioConnection) HasAuthToken() bool { return len(t.SealedAuthToken) > 0 }
 

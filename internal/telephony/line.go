@@ -123,9 +123,15 @@ func (t Trunk) String() string { return t.ConnectionID + " " + t.Transport + ":"
 // Incoming is an inbound call a provider asks the service to admit.
 type Incoming struct {
 	Provider string
+	// ConnectionID is the connection the provider heard the call on, when
+	// it knows (a Twilio webhook's path names it, and was signed with
+	// that connection's token); the number must be on it.
+	ConnectionID string
 	// To is the dialed number (E.164) and From the caller's, as given.
 	To, From string
-	// Source is the network address the call came from.
+	// Source is the network address the call came from (SIP); invalid
+	// when the provider authenticated the call another way (Twilio's
+	// signature).
 	Source netip.Addr
 	// ProviderCallID is the provider's id of the call (the SIP Call-ID).
 	ProviderCallID string

@@ -148,7 +148,7 @@ func (p *Provider) serveVoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.AdmitTimeout)
-	callID, err := p.cfg.Admit(ctx, telephony.Incoming{Provider: Name, To: to, From: from, ProviderCallID: sid})
+	callID, err := p.cfg.Admit(ctx, telephony.Incoming{Provider: Name, ConnectionID: connID, To: to, From: from, ProviderCallID: sid})
 	cancel()
 	if err != nil {
 		p.refuse(admitRefusal(err), "connection_id", connID, "to", to, "call_sid", sid, "err", err)
@@ -239,7 +239,7 @@ func (p *Provider) serveTwiML(w http.ResponseWriter, r *http.Request) {
 		writeTwiML(w, HangupTwiML())
 		return
 	}
-	pc.stream = true
+	pc.stream, pc.machine = true, machine
 	p.armLocked(pc, p.cfg.StreamTimeout)
 	connID, id := pc.connID, pc.id
 	p.mu.Unlock()
@@ -312,6 +312,12 @@ func (p *Provider) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	connID := r.PathValue("conn")
+	// The HTTP server's read and write timeouts stay on a hijacked
+	// connection and would end every call after them: a stream lasts
+	// as long as its call (the line's own timeouts bound it).
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		p.refuse("bad-request", "path", r.URL.Path, "err", err)
@@ -348,6 +354,7 @@ func (p *Provider) serveStream(w http.ResponseWriter, r *http.Request) {
 		p.bySID[pc.sid] = pc
 	}
 	line := newLine(p, pc, conn, cl, start.StreamSid, start.CallSid)
+	line.detected, line.machine = pc.detect != "", pc.machine
 	pc.line, pc.stream = line, false
 	if pc.watchdog != nil {
 		pc.watchdog.Stop()

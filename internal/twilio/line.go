@@ -59,12 +59,15 @@ var silenceMulaw = bytes.Repeat([]byte{0xFF}, 160)
 // followed by a mark "sb:<ms>:<turn>" that Twilio echoes when the caller
 // has heard it (Receiver.Mark); AudioClear and Clear end the turn.
 type Line struct {
-	p         *Provider
-	pc        *pcall
-	conn      *websocket.Conn
-	client    *Client
-	streamSid string
-	callSid   string
+	p  *Provider
+	pc *pcall
+	// detected: Twilio's answering machine detection ran for this call;
+	// machine: it found a machine (set before the line is handed over).
+	detected, machine bool
+	conn              *websocket.Conn
+	client            *Client
+	streamSid         string
+	callSid           string
 
 	// wmu serializes socket writes; buf is the message being written.
 	wmu    sync.Mutex
@@ -113,6 +116,12 @@ func newLine(p *Provider, pc *pcall, conn *websocket.Conn, client *Client, strea
 
 // Format is μ-law at 8 kHz, the only format of Media Streams.
 func (l *Line) Format() audio.Format { return audio.Format{Encoding: audio.Mulaw, SampleRate: 8000} }
+
+// AnsweredBy reports Twilio's answering machine detection of the call
+// (callrun.MachineDetector): ran when the call asked for it, machine when a
+// machine answered (with leaveMessage Twilio waited for its greeting to
+// end before connecting the stream).
+func (l *Line) AnsweredBy() (ran, machine bool) { return l.detected, l.machine }
 
 // CallSID is Twilio's id of the call.
 func (l *Line) CallSID() string { return l.callSid }

@@ -171,6 +171,7 @@ type pcall struct {
 	sid     string
 	inbound bool
 	detect  string // PlaceRequest.DetectMachine
+	machine bool   // AMD found a machine (or a fax) and the call goes on (leaveMessage)
 	rank    int    // highest status rank seen (ClassifyStatus)
 	seq     int    // highest SequenceNumber seen, -1 none
 	rang    bool   // Ringing sent
