@@ -372,7 +372,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		fmt.Fprintln(w, `{"status":true,"message":"ready"}`)
 	})
 	mux.Handle("GET "+httpapi.GatewayPath, m.gateway)
-	mux.Handle("/twilio/", m.twilio.Handler()) // webhooks and media streams: signed by Twilio, outside the REST middleware
+	// Twilio's webhooks and media streams: signed by Twilio, outside the
+	// REST middleware, behind the refusal budget.
+	mux.Handle("/twilio/", refusalBudget(m.twilio.Handler(), refusals, cfg.TrustedProxies))
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,

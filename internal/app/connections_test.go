@@ -146,7 +146,9 @@ func TestConnections(t *testing.T) {
 			body   any
 			fields []string
 		}{
-			{map[string]any{"provider": "twilio", "name": "T", "sip": map[string]any{}}, []string{"provider"}},
+			{map[string]any{"provider": "twilio", "name": "T", "sip": map[string]any{}}, []string{"twilio"}},
+			{map[string]any{"provider": "twilio", "name": "T", "twilio": map[string]any{"accountSid": "AC123", "authToken": "t", "region": "ie1"}},
+				[]string{"twilio.accountSid", "twilio.region"}},
 			{map[string]any{"provider": "pstn", "name": "T"}, []string{"provider"}},
 			{map[string]any{"name": "T"}, []string{"provider"}},
 			{map[string]any{"provider": "sip", "name": "T"}, []string{"sip"}},

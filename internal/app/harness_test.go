@@ -105,6 +105,11 @@ func start(t *testing.T, cfg Config) *testBundle {
 }
 
 func (b *testBundle) stop() {
+	// A connection the client dialed but never sent a request on (its
+	// pool raced concurrent requests) is "new" to the server, and
+	// http.Server.Shutdown waits up to 5 s for such connections: close
+	// them, as a client going away would.
+	b.http.CloseIdleConnections()
 	if b.m != nil {
 		if err := b.m.Close(context.Background()); err != nil {
 			b.t.Errorf("Close: %v", err)

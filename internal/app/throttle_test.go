@@ -418,3 +418,32 @@ func TestAuthFailureLogsAggregated(t *testing.T) {
 		t.Errorf("1000 refused requests: %d logged in full and %d counted in %d lines; want all 1000 accounted for in a few lines (not one each)", full, counted, lines)
 	}
 }
+
+// TestTwilioForgeriesThrottled: requests to Twilio's entry points that
+// fail the signature check spend the client's refusal budget like bad API
+// keys: past the burst they get 429 before any lookup.
+func TestTwilioForgeriesThrottled(t *testing.T) {
+	cfg := testConfig("sqlite:" + t.TempDir() + "/tw.db")
+	cfg.RefusalLimit, cfg.RefusalBurst = 0.001, 3
+	b := start(t, cfg)
+	post := func() int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, b.m.URL()+"/twilio/"+id.New(id.Connection)+"/voice",
+			strings.NewReader("CallSid=CA0&To=%2B14155550100"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Twilio-Signature", "Zm9yZ2Vk")
+		res, err := b.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for i := range 3 {
+		if got := post(); got != http.StatusForbidden {
+			t.Fatalf("forged Twilio webhook #%d = %d, want 403 within the burst", i+1, got)
+		}
+	}
+	if got := post(); got != http.StatusTooManyRequests {
+		t.Errorf("forged Twilio webhook past the burst = %d, want 429", got)
+	}
+}

@@ -102,8 +102,10 @@ func (s *Server) createConnection(ctx context.Context, r *request) (response, er
 		c.Check(o.errs)
 		phone.CheckSIPCredentials(c.SIP.Username, password, o.errs)
 	case phone.ProviderTwilio:
-		if err := s.twilioConnection(ctx, &c, token, o.errs); err != nil {
-			return response{}, err
+		if o.present("twilio") { // else "twilio is required" says it all
+			if err := s.twilioConnection(ctx, &c, token, o.errs); err != nil {
+				return response{}, err
+			}
 		}
 	}
 	if err := firstPerField(*o.errs).Err(); err != nil {
