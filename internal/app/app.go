@@ -264,6 +264,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.sandbox = sandbox.New(m.sandboxConfig(cfg), calls.HandleEvent, log.With("provider", "sandbox"))
 	calls.AddProvider(m.sandbox)
 	calls.UseSecrets(sealer)
+	calls.UsePublicURL(cfg.PublicURL)
 	if cfg.SIP != nil {
 		if m.sip, err = sip.New(*cfg.SIP, calls.HandleEvent, calls.Admit, log); err != nil {
 			return nil, err

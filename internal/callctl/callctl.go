@@ -28,7 +28,8 @@ type Service struct {
 	now       func() time.Time
 
 	// secrets opens the sealed passwords of SIP connections (UseSecrets).
-	secrets Opener
+	secrets   Opener
+	publicURL string // webhook payloads' recordingUrl base (UsePublicURL)
 
 	mu      sync.Mutex
 	hangups map[string]hangup // by call id, until its Ended event (see hangup)
@@ -38,6 +39,10 @@ type Service struct {
 // UseSecrets sets what opens the sealed passwords of connections; call it
 // before calls are placed.
 func (s *Service) UseSecrets(o Opener) { s.secrets = o }
+
+// UsePublicURL sets the server's public base URL, under which webhook
+// payloads give a recorded call's recordingUrl (as the API does).
+func (s *Service) UsePublicURL(base string) { s.publicURL = base }
 
 // hangup is a hang-up End asked a provider for: how the call is to end.
 // It is kept until the provider's Ended event, which carries no reason of
@@ -264,7 +269,7 @@ func (s *Service) apply(ctx context.Context, callID string, ch call.Change, resu
 		if len(result) > 0 {
 			c.Result = result[0]
 		}
-		err = s.store.UpdateCall(ctx, c, prev, Events(c)...)
+		err = s.store.UpdateCall(ctx, c, prev, s.events(c)...)
 		if err == nil {
 			s.after(c)
 			return c, true, nil
@@ -309,8 +314,12 @@ const (
 // EventTypes lists every webhook event type.
 var EventTypes = []string{EventCallStarted, EventCallEnded, EventTranscriptReady, EventAnalysisReady, EventAttemptCompleted}
 
-// Events are the webhook events a call's new state announces.
-func Events(c call.Call) []store.Event {
+// events are the webhook events a call's new state announces.
+func (s *Service) events(c call.Call) []store.Event { return Events(c, s.publicURL) }
+
+// Events are the webhook events a call's new state announces; base is the
+// server's public URL (for a recording's URL).
+func Events(c call.Call, base string) []store.Event {
 	data := func(extra ...string) []byte {
 		b := []byte(`{`)
 		for i := 0; i+1 < len(extra); i += 2 {
@@ -320,7 +329,7 @@ func Events(c call.Call) []store.Event {
 			b = append(b, ',')
 		}
 		b = append(b, `"call":`...)
-		b = view.NewCall(c).AppendJSON(b)
+		b = view.NewCallAt(c, base).AppendJSON(b)
 		return append(b, '}')
 	}
 	ev := func(typ string, d []byte) store.Event {

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"net/url"
-	"strings"
 
 	"switchboard/internal/assistant"
 	"switchboard/internal/phone"
@@ -21,13 +19,7 @@ type (
 
 // viewCall is the call as shown, with the absolute URL of its recording
 // when it has one.
-func (s *Server) viewCall(c call.Call) callView {
-	v := view.NewCall(c)
-	if c.Recording != "" {
-		v.RecordingURL = strings.TrimRight(s.cfg.PublicURL, "/") + "/v1/calls/" + url.PathEscape(c.ID) + "/recording"
-	}
-	return v
-}
+func (s *Server) viewCall(c call.Call) callView { return view.NewCallAt(c, s.cfg.PublicURL) }
 
 var (
 	appendString = view.AppendString

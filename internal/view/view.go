@@ -7,7 +7,9 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -150,6 +152,17 @@ func NewCall(c call.Call) Call {
 	if c.Status == call.Ended {
 		o, r := string(c.Outcome), c.EndedReason
 		v.Outcome, v.EndedReason = &o, &r
+	}
+	return v
+}
+
+// NewCallAt is NewCall with the absolute URL of the call's recording, when
+// it has one, under base (the server's public URL): what the API and the
+// webhooks show.
+func NewCallAt(c call.Call, base string) Call {
+	v := NewCall(c)
+	if c.Recording != "" {
+		v.RecordingURL = strings.TrimRight(base, "/") + "/v1/calls/" + url.PathEscape(c.ID) + "/recording"
 	}
 	return v
 }
