@@ -47,6 +47,7 @@ import (
 	"switchboard/internal/throttle"
 	"switchboard/internal/twilio"
 	"switchboard/internal/webhook"
+	"switchboard/internal/widget"
 )
 
 // Version is set at build time.
@@ -376,6 +377,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// Twilio's webhooks and media streams: signed by Twilio, outside the
 	// REST middleware, behind the refusal budget.
 	mux.Handle("/twilio/", refusalBudget(m.twilio.Handler(), refusals, cfg.TrustedProxies))
+	// The web widget's scripts and demo page: static, public, outside the REST middleware.
+	wh, err := widget.New(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	wh.Register(mux)
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
