@@ -22,7 +22,7 @@
   // its SHA-256): its URL carries it, so a cached worklet never pairs with
   // a newer widget. internal/widget's tests fail, with the right value,
   // when audio-worklet.mjs changes and this does not.
-  var WORKLET_VERSION = "8c5f1a2b3c4d5e6f";
+  var WORKLET_VERSION = "0625396e9955042d";
   var WIRE_RATE = 16000;
   var MARK_EVERY_MS = 200;
   var HANGUP_GRACE_MS = 2000;
