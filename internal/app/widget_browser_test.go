@@ -1,0 +1,441 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"switchboard/internal/audio"
+	"switchboard/internal/sip/siptest"
+)
+
+// RequireBrowserEnv makes a missing chromium fail the browser tests rather
+// than skip them; make test sets it (scripts/ensure-deps.sh test installs
+// Debian's chromium).
+const requireBrowserEnv = "SWITCHBOARD_REQUIRE_BROWSER"
+
+// requireBrowser returns the chromium to drive, skipping the test (or
+// failing it, under SWITCHBOARD_REQUIRE_BROWSER=1) when there is none.
+func requireBrowser(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(requireBrowserEnv) == "1" {
+		t.Fatalf("no chromium on PATH and %s=1: ./scripts/ensure-deps.sh test installs it", requireBrowserEnv)
+	}
+	t.Skipf("no chromium on PATH (./scripts/ensure-deps.sh test installs it; %s=1 makes this a failure)", requireBrowserEnv)
+	return ""
+}
+
+// widgetFlow opens with a question, catches "tomorrow" in the answer, and
+// then waits for a word the caller never says, so the call goes on until
+// the caller hangs up.
+const widgetFlow = `{
+  "start": "ask_day",
+  "nodes": {
+    "ask_day": {"type": "ask", "text": "Hello! Which day would you like to come in?",
+      "branches": [{"match": {"kind": "keywords", "any": ["tomorrow"]}, "next": "more"}],
+      "noMatch": {"text": "Sorry, which day?", "maxRetries": 3, "next": "more"}},
+    "more": {"type": "ask", "text": "Tomorrow it is. Is there anything else?",
+      "branches": [{"match": {"kind": "keywords", "any": ["goodbye"]}, "next": "bye"}],
+      "noMatch": {"text": "Anything else?", "maxRetries": 5, "next": "bye"}},
+    "bye": {"type": "end", "text": "Goodbye!", "success": true}
+  }
+}`
+
+// callerWAV speaks text with the local voice and writes it as the fake
+// microphone chromium plays: 48 kHz mono PCM16 WAV, after lead of silence
+// (the assistant's question plays first) and followed by tail of silence
+// (the end of the utterance is found in it).
+func callerWAV(t *testing.T, text string, lead, tail time.Duration) string {
+	t.Helper()
+	pcm16k, err := audio.DecodePCM16(nil, speak(t, localVoice(t), text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rate = 48000
+	rs := audio.NewResampler(audio.PipelineRate, rate)
+	samples := make([]int16, int(lead*rate/time.Second))
+	samples = rs.Flush(rs.Process(samples, pcm16k))
+	samples = append(samples, make([]int16, int(tail*rate/time.Second))...)
+	path := filepath.Join(t.TempDir(), "caller48k.wav")
+	if err := siptest.WriteWAV(path, siptest.WAV{Rate: rate, Samples: samples}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// hostPage is a page on another origin that embeds the widget from the
+// app's origin, as a customer's site would. Its /gateway endpoint is the
+// customer's backend: it creates the web call with the secret key, and the
+// browser joins it with Switchboard.join (it holds no key).
+//
+// TODO(publishable keys): when pk_ keys land, add the one-tag embed
+// (<script src=APP/widget.js data-assistant-id data-public-key async>) to
+// this test: Switchboard.start with a pk, CORS from this page's origin.
+const hostPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Bright Smile Dental</title>
+<style>body{font:16px system-ui,sans-serif;margin:40px;color:#1b1f24} h1{font-size:22px}</style></head>
+<body>
+<h1>Bright Smile Dental</h1>
+<p>Questions about an appointment? Talk to our assistant.</p>
+<div id="call"></div>
+<script src="%s/widget.js"></script>
+<script>
+window.sbController = Switchboard.mount("#call", {
+  test: true,
+  gatewayUrl: function () {
+    return fetch("/gateway", {method: "POST"}).then(function (r) {
+      if (!r.ok) throw new Error("backend: HTTP " + r.status);
+      return r.text();
+    });
+  },
+});
+</script>
+</body></html>`
+
+// pageStats is window.__switchboardStats, as far as the test reads it.
+type pageStats struct {
+	States      []string `json:"states"`
+	Transcripts []struct {
+		Role  string `json:"role"`
+		Text  string `json:"text"`
+		Final bool   `json:"final"`
+	} `json:"transcripts"`
+	Errors []map[string]any `json:"errors"`
+	Ended  *struct {
+		Outcome     string `json:"outcome"`
+		EndedReason string `json:"endedReason"`
+	} `json:"ended"`
+	FramesSent     int     `json:"framesSent"`
+	BytesSent      int     `json:"bytesSent"`
+	FramesReceived int     `json:"framesReceived"`
+	Marks          []mark  `json:"marks"`
+	OutputPeak     float64 `json:"outputPeak"`
+	AnalyserPeak   float64 `json:"analyserPeak"`
+	NonSilentMs    int     `json:"nonSilentMs"`
+	InputPeak      float64 `json:"inputPeak"`
+	ContextRate    float64 `json:"contextRate"`
+	Underruns      int     `json:"underruns"`
+	Dropped        int     `json:"dropped"`
+}
+
+type mark struct {
+	TurnID   string `json:"turnId"`
+	PlayedMs int    `json:"playedMs"`
+}
+
+// TestWidgetBrowserCall is the widget end to end, in a real chromium: a
+// customer's page on another origin embeds /widget.js; Tab reaches the
+// call button and Enter starts a call; chromium's fake microphone plays
+// espeak-ng saying the answer, which reaches the call's transcript as the
+// caller's turn; the assistant's speech plays (the page hears it); the
+// captions show both; a click on "Hang up" ends the call
+// customer-ended-call.
+func TestWidgetBrowserCall(t *testing.T) {
+	chromium := requireBrowser(t)
+	requireLocal(t)
+	wav := callerWAV(t, "I would like to come in tomorrow", 4500*time.Millisecond, 3*time.Second)
+
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	var flow any
+	if err := json.Unmarshal([]byte(widgetFlow), &flow); err != nil {
+		t.Fatal(err)
+	}
+	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Front desk", "model": map[string]any{"provider": "flow"}, "flow": flow}).data()["id"].(string)
+
+	// The customer's site, on its own origin.
+	calls := make(chan string, 4)
+	var backendErr error
+	var mu sync.Mutex
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == "GET" && r.URL.Path == "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, hostPage, b.m.URL())
+		case r.Method == "POST" && r.URL.Path == "/gateway":
+			id, url, err := initiateWebCall(r.Context(), b.m.URL(), b.key, asst)
+			if err != nil {
+				mu.Lock()
+				backendErr = err
+				mu.Unlock()
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			calls <- id
+			fmt.Fprint(w, url)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+
+	ctx := browser(t, chromium, wav)
+	began := time.Now()
+	const shadow = `document.querySelector("[data-switchboard-widget]").shadowRoot`
+	const button = shadow + `.querySelector("[data-switchboard-call]")`
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL), chromedp.WaitReady(chromedp.JSPath(button))); err != nil {
+		t.Fatalf("loading the page: %v", err)
+	}
+
+	// The button: a real <button>, labelled, reached by Tab with a visible focus ring, started by Enter.
+	type buttonInfo struct {
+		Tag, Text, Outline string
+		Focused            bool
+	}
+	info, err := chromedp.Run(ctx, chromedp.Evaluate[buttonInfo](`(() => { const b = `+button+`; return {Tag: b.tagName, Text: b.textContent, Outline: "", Focused: false}; })()`))
+	if err != nil || info.Tag != "BUTTON" || info.Text != "Call assistant" {
+		t.Fatalf("call button = %+v, %v; want a <button> labelled Call assistant", info, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\t")); err != nil {
+		t.Fatal(err)
+	}
+	info, err = chromedp.Run(ctx, chromedp.Evaluate[buttonInfo](`(() => { const b = `+button+`; const s = getComputedStyle(b);
+		return {Tag: b.tagName, Text: b.textContent, Focused: `+shadow+`.activeElement === b, Outline: s.outlineStyle + " " + s.outlineWidth}; })()`))
+	if err != nil || !info.Focused || !strings.HasPrefix(info.Outline, "solid") {
+		t.Fatalf("after Tab: %+v, %v; want the call button focused with a visible outline", info, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	var callID string
+	select {
+	case callID = <-calls:
+	case <-time.After(10 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("pressing Enter on the button created no call (backend: %v); page: %s", backendErr, stats(ctx))
+	}
+
+	// The caller's words reach the call as a user turn.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(window.__switchboardStats || {transcripts: []}).transcripts.some(t => t.role === "user" && t.final && /tomorrow/i.test(t.text))`,
+		chromedp.WithPollingTimeout(25*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		t.Fatalf("no final user transcript with \"tomorrow\": %v; page: %s", err, stats(ctx))
+	}
+	// The assistant's answer to it plays out: its last mark is sent.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const s = window.__switchboardStats;
+		const a = s.transcripts.filter(t => t.role === "assistant" && t.final && /anything else/i.test(t.text));
+		return a.length > 0 && s.states.at(-1) === "listening"; })()`,
+		chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		t.Fatalf("the answer did not play out: %v; page: %s", err, stats(ctx))
+	}
+
+	// The captions show both sides.
+	capt, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...`+shadow+`.querySelectorAll("[data-switchboard-captions] p")].map(p => p.dataset.role + ": " + p.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(capt, "\n")
+	if !strings.Contains(joined, "user: You: ") || !strings.Contains(strings.ToLower(joined), "tomorrow") || !strings.Contains(joined, "assistant: Assistant: Hello! Which day") {
+		t.Errorf("captions = %q, want the question and the caller's answer", capt)
+	}
+	status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](shadow+`.querySelector("[data-switchboard-status]").textContent`))
+	if status != "Listening" {
+		t.Errorf("status = %q, want Listening", status)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveScreenshot(t, shot)
+
+	// Hang up by clicking.
+	if label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](button+`.textContent`)); label != "Hang up" {
+		t.Errorf("in a call the button says %q, want Hang up", label)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.JSPath(button))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.__switchboardStats.ended !== null`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("hang-up did not end the call: %v; page: %s", err, stats(ctx))
+	}
+	elapsed := time.Since(began)
+	s := readStats(t, ctx)
+	if s.Ended.Outcome != "completed" || s.Ended.EndedReason != "customer-ended-call" {
+		t.Errorf("page saw the call end %+v, want completed/customer-ended-call", *s.Ended)
+	}
+	status, _ = chromedp.Run(ctx, chromedp.Evaluate[string](shadow+`.querySelector("[data-switchboard-status]").textContent`))
+	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](button+`.textContent`))
+	if !strings.HasPrefix(status, "Call ended") || label != "Call assistant" {
+		t.Errorf("after the hang-up: status %q, button %q", status, label)
+	}
+
+	// What the page sent and played.
+	if len(s.Errors) > 0 {
+		t.Errorf("page errors: %v", s.Errors)
+	}
+	if s.FramesSent < 100 || s.BytesSent != 640*s.FramesSent {
+		t.Errorf("sent %d frames, %d bytes: want 20 ms frames of 640 bytes for the whole call", s.FramesSent, s.BytesSent)
+	}
+	if s.InputPeak < 0.05 {
+		t.Errorf("microphone peak %.3f: the fake microphone was silent", s.InputPeak)
+	}
+	if s.OutputPeak < 0.05 || s.AnalyserPeak < 0.05 || s.NonSilentMs < 1000 {
+		t.Errorf("played output peak %.3f, analyser peak %.3f, %d ms non-silent: want the assistant's speech heard", s.OutputPeak, s.AnalyserPeak, s.NonSilentMs)
+	}
+	turns := map[string][]int{}
+	for _, m := range s.Marks {
+		turns[m.TurnID] = append(turns[m.TurnID], m.PlayedMs)
+	}
+	if len(turns) < 2 {
+		t.Errorf("playback marks %v, want marks for the question and the answer", turns)
+	}
+	for turn, ms := range turns {
+		for i := 1; i < len(ms); i++ {
+			if ms[i] <= ms[i-1] || (i < len(ms)-1 && ms[i]-ms[i-1] > 400) {
+				t.Errorf("marks of %s = %v: want increasing, about 200 ms apart", turn, ms)
+				break
+			}
+		}
+	}
+
+	// The server's record agrees.
+	c := b.waitCall(b.key, callID, 10*time.Second, func(c map[string]any) bool { return c["endedReason"] != nil && c["endedReason"] != "" })
+	if c["outcome"] != "completed" || c["endedReason"] != "customer-ended-call" {
+		t.Errorf("call = %v/%v, want completed/customer-ended-call", c["outcome"], c["endedReason"])
+	}
+	var user string
+	var lines []string
+	for _, tr := range b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list() {
+		lines = append(lines, fmt.Sprintf("%v: %v", tr["role"], tr["text"]))
+		if tr["role"] == "user" {
+			user = tr["text"].(string)
+		}
+	}
+	if !strings.Contains(strings.ToLower(user), "tomorrow") {
+		t.Errorf("transcript %q: want the caller's turn with \"tomorrow\"", lines)
+	}
+	t.Logf("browser call %s in %s: context %v Hz; sent %d frames (%d bytes), received %d; output peak %.3f (analyser %.3f), %d ms non-silent; underruns %d, dropped %d samples; marks %v",
+		callID, elapsed.Round(100*time.Millisecond), s.ContextRate, s.FramesSent, s.BytesSent, s.FramesReceived, s.OutputPeak, s.AnalyserPeak, s.NonSilentMs, s.Underruns, s.Dropped, turns)
+	t.Logf("transcript:\n%s\ncaptions:\n%s", strings.Join(lines, "\n"), joined)
+}
+
+// TestWidgetBrowserDemoPage: the demo page renders the call button under
+// its Content-Security-Policy (script-src 'self', style-src 'self': no
+// inline script, the widget's styles adopted), with the parameters from
+// its URL.
+func TestWidgetBrowserDemoPage(t *testing.T) {
+	chromium := requireBrowser(t)
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	ctx := browser(t, chromium, "")
+	const button = `document.querySelector("#demo-call [data-switchboard-widget]").shadowRoot.querySelector("[data-switchboard-call]")`
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.m.URL()+"/widget/demo?assistantId=asst_demo&publicKey=pk_demo"),
+		chromedp.WaitReady(chromedp.JSPath(button))); err != nil {
+		t.Fatalf("demo page: %v", err)
+	}
+	type demo struct{ Background, Assistant, Snippet string }
+	d, err := chromedp.Run(ctx, chromedp.Evaluate[demo](`({Background: getComputedStyle(`+button+`).backgroundColor,
+		Assistant: document.getElementById("assistantId").value, Snippet: document.getElementById("demo-snippet").textContent})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Background != "rgb(11, 107, 203)" {
+		t.Errorf("call button background %q: the widget's styles did not apply under the page's CSP", d.Background)
+	}
+	if d.Assistant != "asst_demo" || !strings.Contains(d.Snippet, `data-assistant-id="asst_demo" data-public-key="pk_demo"`) {
+		t.Errorf("demo = %+v, want the URL's parameters", d)
+	}
+}
+
+// browser starts a headless chromium whose microphone plays wav (none if
+// empty) and returns its tab's context; it stops when the test ends.
+func browser(t *testing.T, chromium, wav string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", "new"),
+		chromedp.NoSandbox,
+		chromedp.WindowSize(900, 640),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+	)
+	if wav != "" {
+		// %noloop: the file plays once, then the microphone is silent.
+		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav+"%noloop"))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // start the browser now, so a missing library fails here
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return ctx
+}
+
+func readStats(t *testing.T, ctx context.Context) pageStats {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[pageStats](`window.__switchboardStats`))
+	if err != nil {
+		t.Fatalf("reading the page's stats: %v", err)
+	}
+	return s
+}
+
+// stats is the page's test hook as JSON, for failure messages.
+func stats(ctx context.Context) string {
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.__switchboardStats || null)`))
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+// saveScreenshot writes the page as it looked during the call to
+// docs/screenshots/widget.png.
+func saveScreenshot(t *testing.T, png []byte) {
+	t.Helper()
+	// The same page encodes to the same bytes, so a run that saw the same
+	// call leaves the file unchanged; a read-only checkout only loses the picture.
+	dir := filepath.Join("..", "..", "docs", "screenshots")
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "widget.png"), png, 0o644)
+	}
+	if err != nil {
+		t.Logf("not saving the screenshot: %v", err)
+	}
+}
+
+// initiateWebCall is the customer's backend: POST /v1/calls/initiate with
+// the secret key; returns the call id and its gateway URL.
+func initiateWebCall(ctx context.Context, base, key, assistantID string) (string, string, error) {
+	body := strings.NewReader(fmt.Sprintf(`{"assistantId":%q,"type":"web"}`, assistantID))
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/calls/initiate", body)
+	if err != nil {
+		return "", "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", "", fmt.Errorf("initiate: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var r struct {
+		CallID  string `json:"callId"`
+		Gateway struct {
+			URL string `json:"url"`
+		} `json:"gateway"`
+	}
+	if resp.StatusCode != 201 || json.Unmarshal(raw, &r) != nil || r.Gateway.URL == "" {
+		return "", "", fmt.Errorf("initiate = %d: %s", resp.StatusCode, raw)
+	}
+	return r.CallID, r.Gateway.URL, nil
+}
