@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-sip fuzz clean
+.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-sip fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -38,8 +38,16 @@ test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the n
 	@./scripts/ensure-deps.sh test
 	$(GO) vet -tags speech_native ./...
 	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory test-js
 	SWITCHBOARD_TEST_POSTGRES="$${SWITCHBOARD_TEST_POSTGRES:-$$(./scripts/ensure-postgres.sh)}" \
-		SWITCHBOARD_REQUIRE_SIP=1 CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
+		SWITCHBOARD_REQUIRE_SIP=1 SWITCHBOARD_REQUIRE_BROWSER=1 CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
+
+# The web widget's JavaScript unit tests (resampler, jitter buffer,
+# protocol) on node's built-in runner. Node is for these tests only: the
+# server serves web/widget as committed, so make run needs no Node.js.
+test-js: ## the web widget's JavaScript unit tests (node --test web/widget/test/)
+	@./scripts/ensure-deps.sh test-js
+	node --test web/widget/test/*.test.mjs
 
 test-short: ## unit tests only, no PostgreSQL; the pure-Go build (tests that need the speech engines skip)
 	$(GO) test -short ./...

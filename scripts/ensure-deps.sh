@@ -11,7 +11,10 @@
 #                             (internal/sip/siptest): SIPp (Debian
 #                             sip-tester, /usr/bin/sipp) and baresip
 #                             (baresip-core, /usr/bin/baresip)
-#   ensure-deps.sh test     + PostgreSQL, gcc, all of sip's and all of lint's
+#   ensure-deps.sh test-js  + Node.js (Debian nodejs), for the web widget's
+#                             JavaScript unit tests only: make run needs no Node
+#   ensure-deps.sh test     + PostgreSQL, gcc, chromium (the widget's browser
+#                             test), all of test-js's, sip's and lint's
 set -euo pipefail
 
 # golangci-lint for `make lint`: this exact version, built by `go install`
@@ -35,6 +38,12 @@ if [ "${1:-}" = "test" ]; then
   command -v pg_ctlcluster >/dev/null 2>&1 || pkgs+=(postgresql)
   command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
   command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
+  # The widget's browser test drives Debian's chromium with chromedp
+  # (../shared/research/deps.md §5).
+  command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
+fi
+if [ "${1:-}" = "test" ] || [ "${1:-}" = "test-js" ]; then
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 fi
 if [ "${1:-}" = "test" ] || [ "${1:-}" = "sip" ]; then
   # SIPp 3.6.1 and baresip 1.0.0 on bookworm (../shared/research/deps.md §4).
