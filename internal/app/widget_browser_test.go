@@ -439,3 +439,59 @@ func initiateWebCall(ctx context.Context, base, key, assistantID string) (string
 	}
 	return r.CallID, r.Gateway.URL, nil
 }
+
+// TestWidgetBrowserModuleRefused: a page on another origin imports
+// /widget.mjs as an ES module (CORS), mounts the button with a gateway URL
+// the server refuses (no such call), and the click ends in a visible error
+// and an error event, not a hang or a retry loop.
+func TestWidgetBrowserModuleRefused(t *testing.T) {
+	chromium := requireBrowser(t)
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	wsBase := "ws" + strings.TrimPrefix(b.m.URL(), "http")
+	refused := wsBase + "/new-web-call/connection?assistant_id=asst_aaaaaaaaaaaaaaaaaaaaaaaaaa&call_id=call_aaaaaaaaaaaaaaaaaaaaaaaaaa"
+	page := `<!doctype html><html><head><meta charset="utf-8"><title>module</title></head><body><div id="call"></div>
+<script type="module">
+import Switchboard, { join, start, mount, version } from "` + b.m.URL() + `/widget.mjs";
+window.moduleAPI = {version, join: typeof join, start: typeof start, same: Switchboard.mount === mount};
+window.events = [];
+mount("#call", {gatewayUrl: "` + refused + `", test: true, onCall: (c) => c.on("error", (e) => events.push(e)).on("ended", (e) => events.push({ended: e}))});
+</script></body></html>`
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	}))
+	defer site.Close()
+	ctx := browser(t, chromium, "")
+	const shadow = `document.querySelector("[data-switchboard-widget]").shadowRoot`
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL), chromedp.WaitReady(chromedp.JSPath(shadow+`.querySelector("[data-switchboard-call]")`))); err != nil {
+		t.Fatalf("loading the module page: %v", err)
+	}
+	type api struct {
+		Version, Join, Start string
+		Same                 bool
+	}
+	a, err := chromedp.Run(ctx, chromedp.Evaluate[api](`window.moduleAPI`))
+	if err != nil || a != (api{Version: "1", Join: "function", Start: "function", Same: true}) {
+		t.Fatalf("widget.mjs exports = %+v, %v", a, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.JSPath(shadow+`.querySelector("[data-switchboard-call]")`))); err != nil {
+		t.Fatal(err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const s = `+shadow+`.querySelector("[data-switchboard-status]"); return s.dataset.state === "error" && s.textContent; })()`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatalf("a refused call shows no error: %v; page: %s", err, stats(ctx))
+	}
+	if !strings.Contains(status, "could not connect") {
+		t.Errorf("status = %q, want it to say the call could not connect", status)
+	}
+	evs, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.events)`))
+	if !strings.Contains(evs, `"code":"connection_closed"`) || !strings.Contains(evs, `"ended"`) {
+		t.Errorf("events = %s, want a connection_closed error and ended", evs)
+	}
+	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](shadow+`.querySelector("[data-switchboard-call]").textContent`))
+	if label != "Call assistant" {
+		t.Errorf("after the refusal the button says %q, want Call assistant (a new call)", label)
+	}
+	t.Logf("refused: status %q; events %s", status, evs)
+}
