@@ -42,9 +42,9 @@ func requireBrowser(t *testing.T) string {
 	return ""
 }
 
-// widgetFlow opens with a question, catches "tomorrow" in the answer, and
-// then waits for a word the caller never says, so the call goes on until
-// the caller hangs up.
+// widgetFlow opens with a question, catches "tomorrow" in the answer
+// (asking again if it does not), and then waits for a word the caller never
+// says, so the call goes on until the caller hangs up.
 const widgetFlow = `{
   "start": "ask_day",
   "nodes": {
@@ -72,6 +72,9 @@ func callerWAV(t *testing.T, text string, lead, tail time.Duration) string {
 	rs := audio.NewResampler(audio.PipelineRate, rate)
 	samples := make([]int16, int(lead*rate/time.Second))
 	samples = rs.Flush(rs.Process(samples, pcm16k))
+	for i := range samples {
+		samples[i] /= 2 // -6 dB: room for the browser's gain control, which would clip at full scale
+	}
 	samples = append(samples, make([]int16, int(tail*rate/time.Second))...)
 	path := filepath.Join(t.TempDir(), "caller48k.wav")
 	if err := siptest.WriteWAV(path, siptest.WAV{Rate: rate, Samples: samples}); err != nil {
@@ -224,7 +227,7 @@ func TestWidgetBrowserCall(t *testing.T) {
 
 	// The caller's words reach the call as a user turn.
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(window.__switchboardStats || {transcripts: []}).transcripts.some(t => t.role === "user" && t.final && /tomorrow/i.test(t.text))`,
-		chromedp.WithPollingTimeout(25*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		chromedp.WithPollingTimeout(35*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
 		t.Fatalf("no final user transcript with \"tomorrow\": %v; page: %s", err, stats(ctx))
 	}
 	// The assistant's answer to it plays out: its last mark is sent.
@@ -313,15 +316,15 @@ func TestWidgetBrowserCall(t *testing.T) {
 	var lines []string
 	for _, tr := range b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list() {
 		lines = append(lines, fmt.Sprintf("%v: %v", tr["role"], tr["text"]))
-		if tr["role"] == "user" {
+		if tr["role"] == "user" && strings.Contains(strings.ToLower(tr["text"].(string)), "tomorrow") {
 			user = tr["text"].(string)
 		}
 	}
-	if !strings.Contains(strings.ToLower(user), "tomorrow") {
+	if user == "" {
 		t.Errorf("transcript %q: want the caller's turn with \"tomorrow\"", lines)
 	}
-	t.Logf("browser call %s in %s: context %v Hz; sent %d frames (%d bytes), received %d; output peak %.3f (analyser %.3f), %d ms non-silent; underruns %d, dropped %d samples; marks %v",
-		callID, elapsed.Round(100*time.Millisecond), s.ContextRate, s.FramesSent, s.BytesSent, s.FramesReceived, s.OutputPeak, s.AnalyserPeak, s.NonSilentMs, s.Underruns, s.Dropped, turns)
+	t.Logf("browser call %s in %s: context %v Hz; mic peak %.3f; sent %d frames (%d bytes), received %d; output peak %.3f (analyser %.3f), %d ms non-silent; underruns %d, dropped %d samples; marks %v",
+		callID, elapsed.Round(100*time.Millisecond), s.ContextRate, s.InputPeak, s.FramesSent, s.BytesSent, s.FramesReceived, s.OutputPeak, s.AnalyserPeak, s.NonSilentMs, s.Underruns, s.Dropped, turns)
 	t.Logf("transcript:\n%s\ncaptions:\n%s", strings.Join(lines, "\n"), joined)
 }
 
@@ -365,12 +368,14 @@ func browser(t *testing.T, chromium, wav string) context.Context {
 		chromedp.Flag("use-fake-device-for-media-stream", true),
 	)
 	if wav != "" {
-		// %noloop: the file plays once, then the microphone is silent.
-		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav+"%noloop"))
+		// The file loops: if the recognizer mishears the caller (the
+		// offline engines are approximate, more so on a loaded machine),
+		// the flow asks again and the caller says it again.
+		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTime := context.WithTimeout(ctx, 120*time.Second)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil { // start the browser now, so a missing library fails here
 		t.Fatalf("starting %s: %v", chromium, err)

@@ -245,7 +245,9 @@
     this.endedSent = true;
     this.audioTurn = null;
     this.playing = null;
-    this.sink.player({ t: "clear" });
+    // A caller who hung up hears nothing more; otherwise (the assistant's
+    // goodbye) the few buffered milliseconds play out.
+    if (this.hangingUp || e.endedReason !== "assistant-ended-call") this.sink.player({ t: "clear" });
     this.state = "ended";
     this.sink.state("ended");
     this.sink.ended(e);
@@ -569,10 +571,10 @@
     }
     if (this._source) this._source.disconnect();
     var ctx = this._ctx;
-    // Let the last buffered audio out before closing the context.
+    // Let the last buffered audio (at most the 400 ms bound) out before closing the context.
     root.setTimeout(function () {
       if (ctx.state !== "closed") ctx.close().catch(function () {});
-    }, 300);
+    }, 500);
   };
 
   function testMode(opts) {

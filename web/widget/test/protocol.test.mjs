@@ -125,8 +125,19 @@ test("call.ended: ended once with outcome and reason; the close after it is no e
   assert.deepEqual(rec.errors, []);
   assert.equal(s.state, "ended");
   assert.equal(rec.states.at(-1), "ended");
-  assert.equal(rec.player.at(-1).t, "clear", "playback stops");
+  assert.notEqual(rec.player.at(-1).t, "clear", "the assistant's goodbye plays out");
   assert.equal(s.hangup(), false, "nothing to hang up");
+});
+
+test("call.ended after a hang-up or for any other reason stops playback at once", () => {
+  for (const reason of ["customer-ended-call", "exceeded-max-duration", "api-ended-call"]) {
+    const { s, rec, ev } = session();
+    ev({ type: "session.started", callId: "c", assistantId: "a", protocol: "v1" });
+    ev({ type: "assistant.audio.start", turnId: "turn_1" });
+    if (reason === "customer-ended-call") s.hangup();
+    ev({ type: "call.ended", outcome: "completed", endedReason: reason });
+    assert.equal(rec.player.at(-1).t, "clear", reason);
+  }
 });
 
 test("hangup: sends {type: hangup}; call.ended customer-ended-call follows", () => {
