@@ -401,20 +401,29 @@ func stats(ctx context.Context) string {
 	return s
 }
 
+// screenshotsEnv makes the browser tests rewrite docs/screenshots; without
+// it they write only a missing file, so make test leaves the tree clean
+// (two runs of the same call differ in a few pixels).
+const screenshotsEnv = "SWITCHBOARD_SCREENSHOTS"
+
 // saveScreenshot writes the page as it looked during the call to
 // docs/screenshots/widget.png.
 func saveScreenshot(t *testing.T, png []byte) {
 	t.Helper()
-	// The same page encodes to the same bytes, so a run that saw the same
-	// call leaves the file unchanged; a read-only checkout only loses the picture.
-	dir := filepath.Join("..", "..", "docs", "screenshots")
-	err := os.MkdirAll(dir, 0o755)
+	path := filepath.Join("..", "..", "docs", "screenshots", "widget.png")
+	if _, err := os.Stat(path); err == nil && os.Getenv(screenshotsEnv) != "1" {
+		return
+	}
+	// A read-only checkout only loses the picture.
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "widget.png"), png, 0o644)
+		err = os.WriteFile(path, png, 0o644)
 	}
 	if err != nil {
 		t.Logf("not saving the screenshot: %v", err)
+		return
 	}
+	t.Logf("screenshot: %s", path)
 }
 
 // initiateWebCall is the customer's backend: POST /v1/calls/initiate with
