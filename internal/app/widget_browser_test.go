@@ -30,6 +30,9 @@ const requireBrowserEnv = "SWITCHBOARD_REQUIRE_BROWSER"
 // failing it, under SWITCHBOARD_REQUIRE_BROWSER=1) when there is none.
 func requireBrowser(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a browser test; make test runs it")
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
