@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
+	"switchboard/internal/operator"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 )
@@ -35,6 +36,9 @@ type CallFilter struct {
 	Direction     call.Direction
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
+	// Outcome selects calls that ended so (the dashboard's filter; the
+	// REST listing does not offer it).
+	Outcome call.Outcome
 	Page
 }
 
@@ -227,6 +231,34 @@ type Store interface {
 	ReleaseIdempotency(ctx context.Context, orgID, key string) error
 	// PurgeIdempotency deletes records created before the given time.
 	PurgeIdempotency(ctx context.Context, before time.Time) error
+
+	// Dashboard operators (internal/operator) and their sessions.
+	//
+	// CreateOperator stores an operator: NotFound when its organization
+	// does not exist, Conflict when its email is taken in any organization.
+	CreateOperator(ctx context.Context, op operator.Operator) error
+	// GetOperatorByEmail finds an operator by normalized email, in any
+	// organization: signing in is how an operator's organization is learned.
+	GetOperatorByEmail(ctx context.Context, email string) (operator.Operator, error)
+	// ListOperators lists an organization's operators, oldest first.
+	ListOperators(ctx context.Context, orgID string) ([]operator.Operator, error)
+	// DeleteOperator deletes an operator and all its sessions.
+	DeleteOperator(ctx context.Context, id string) error
+	// CreateOperatorSession stores a session; NotFound when its operator
+	// does not exist.
+	CreateOperatorSession(ctx context.Context, s operator.Session) error
+	// GetOperatorSession reads a session by its token hash, with its
+	// operator. It does not check expiry (operator.Session.Live does).
+	GetOperatorSession(ctx context.Context, tokenHash string) (operator.Session, operator.Operator, error)
+	// TouchOperatorSession moves a session's IdleUntil, never past its
+	// ExpiresAt.
+	TouchOperatorSession(ctx context.Context, tokenHash string, idleUntil time.Time) error
+	// DeleteOperatorSession ends a session (sign-out); NotFound when there
+	// is none.
+	DeleteOperatorSession(ctx context.Context, tokenHash string) error
+	// PurgeOperatorSessions deletes the sessions no longer live at now and
+	// returns how many.
+	PurgeOperatorSessions(ctx context.Context, now time.Time) (int, error)
 }
 
 // Counter is implemented by stores that can total calls by status across

@@ -78,7 +78,8 @@ func (s *Store) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 }
 
 // ListCalls lists calls newest first. Totals come from call_counts unless a
-// date or direction filter asks for a count (call_counts has neither).
+// date, direction or outcome filter asks for a count (call_counts has none
+// of them).
 func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter) ([]call.Call, int, error) {
 	where := []string{"org_id = ?"}
 	args := []any{orgID}
@@ -93,6 +94,10 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	if f.Direction != "" {
 		where = append(where, "direction = ?")
 		args = append(args, string(f.Direction))
+	}
+	if f.Outcome != "" {
+		where = append(where, "outcome = ?")
+		args = append(args, string(f.Outcome))
 	}
 	if !f.CreatedAfter.IsZero() {
 		where = append(where, "created_at > ?")
@@ -115,7 +120,7 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 		return slices.Clone(e.calls), e.total, nil
 	}
 	var total int
-	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() && f.Direction == "" {
+	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() && f.Direction == "" && f.Outcome == "" {
 		total = counts.total(f.Type, f.Status)
 	} else if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err

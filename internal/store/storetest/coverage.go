@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
+	"switchboard/internal/operator"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
@@ -475,6 +476,51 @@ func (r *recorder) ReleaseIdempotency(ctx context.Context, orgID, key string) er
 func (r *recorder) PurgeIdempotency(ctx context.Context, before time.Time) error {
 	r.hit("PurgeIdempotency")
 	return r.s.PurgeIdempotency(ctx, before)
+}
+
+func (r *recorder) CreateOperator(ctx context.Context, op operator.Operator) error {
+	r.hit("CreateOperator")
+	return r.s.CreateOperator(ctx, op)
+}
+
+func (r *recorder) GetOperatorByEmail(ctx context.Context, email string) (operator.Operator, error) {
+	r.hit("GetOperatorByEmail")
+	return r.s.GetOperatorByEmail(ctx, email)
+}
+
+func (r *recorder) ListOperators(ctx context.Context, orgID string) ([]operator.Operator, error) {
+	r.hit("ListOperators")
+	return r.s.ListOperators(ctx, orgID)
+}
+
+func (r *recorder) DeleteOperator(ctx context.Context, id string) error {
+	r.hit("DeleteOperator")
+	return r.s.DeleteOperator(ctx, id)
+}
+
+func (r *recorder) CreateOperatorSession(ctx context.Context, s operator.Session) error {
+	r.hit("CreateOperatorSession")
+	return r.s.CreateOperatorSession(ctx, s)
+}
+
+func (r *recorder) GetOperatorSession(ctx context.Context, tokenHash string) (operator.Session, operator.Operator, error) {
+	r.hit("GetOperatorSession")
+	return r.s.GetOperatorSession(ctx, tokenHash)
+}
+
+func (r *recorder) TouchOperatorSession(ctx context.Context, tokenHash string, idleUntil time.Time) error {
+	r.hit("TouchOperatorSession")
+	return r.s.TouchOperatorSession(ctx, tokenHash, idleUntil)
+}
+
+func (r *recorder) DeleteOperatorSession(ctx context.Context, tokenHash string) error {
+	r.hit("DeleteOperatorSession")
+	return r.s.DeleteOperatorSession(ctx, tokenHash)
+}
+
+func (r *recorder) PurgeOperatorSessions(ctx context.Context, now time.Time) (int, error) {
+	r.hit("PurgeOperatorSessions")
+	return r.s.PurgeOperatorSessions(ctx, now)
 }
 
 // CallCounts implements store.Counter for a wrapped store that does; on

@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Schedules", testSchedules},
 		{"Idempotency", testIdempotency},
 		{"DeliveryLog", testDeliveryLog},
+		{"Operators", testOperators},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -400,6 +401,9 @@ func describeFilter(f store.CallFilter) string {
 	}
 	if f.Direction != "" {
 		parts = append(parts, "direction="+string(f.Direction))
+	}
+	if f.Outcome != "" {
+		parts = append(parts, "outcome="+string(f.Outcome))
 	}
 	if !f.CreatedAfter.IsZero() {
 		parts = append(parts, "createdAfter="+f.CreatedAfter.Format(time.RFC3339Nano))
