@@ -6,6 +6,9 @@
 //	switchboard key create --org ORG_ID --scopes s1,s2 [--name NAME] [--db URL]
 //	switchboard key list --org ORG_ID [--db URL]
 //	switchboard key revoke KEY_ID [--db URL]
+//	switchboard user create --org ORG_ID --email E [--name N] [--db URL]   (password on stdin or SWITCHBOARD_USER_PASSWORD)
+//	switchboard user list --org ORG_ID [--db URL]
+//	switchboard user delete USER_ID [--db URL]
 //	switchboard version
 package main
 
@@ -59,6 +62,11 @@ commands:
                         create an API key; prints the key (shown once)
   key list --org ID     list an organization's keys (never their secrets)
   key revoke KEY_ID     revoke a key at once
+  user create --org ID --email E [--name N]
+                        create a dashboard (/ui) operator; the password is read
+                        from SWITCHBOARD_USER_PASSWORD, else from stdin
+  user list --org ID    list an organization's operators
+  user delete USER_ID   delete an operator and sign it out everywhere
   version               print the version
 
 Every command takes --db (env SWITCHBOARD_DB, default sqlite:./data/switchboard.db).
@@ -107,6 +115,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return keyRevoke(ctx, rest[1:], stdout, stderr)
 		}
 		return fmt.Errorf("unknown key command %q: want create, list or revoke", rest[0])
+	case "user":
+		if len(rest) == 0 {
+			return errors.New(`usage: switchboard user create|list|delete …`)
+		}
+		switch rest[0] {
+		case "create":
+			return userCreate(ctx, rest[1:], os.Stdin, stdout, stderr)
+		case "list":
+			return userList(ctx, rest[1:], stdout, stderr)
+		case "delete":
+			return userDelete(ctx, rest[1:], stdout, stderr)
+		}
+		return fmt.Errorf("unknown user command %q: want create, list or delete", rest[0])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
