@@ -1,0 +1,66 @@
+package ui
+
+import "net/http"
+
+// routes is the dashboard: one row per page or action. To add a page,
+// add its handler (a file per concept: calls.go, …), its template
+// (templates/NAME.html defining "content"), and a row here; a section of
+// the navigation is a row of nav. Every row but the public ones requires a
+// signed-in operator, and every method but GET requires the form's CSRF
+// token from this site (wrap), so handlers only read r.op.OrgID and
+// scope every store call with it.
+func (s *Server) routes() []route {
+	return []route{
+		{pattern: "GET /ui/{$}", h: func(w http.ResponseWriter, r *request) error {
+			http.Redirect(w, r.Request, "/ui/calls", http.StatusSeeOther)
+			return nil
+		}},
+		{pattern: "GET /ui/static/{file}", public: true, h: s.static},
+		{pattern: "GET /ui/login", public: true, h: s.loginPage},
+		{pattern: "POST /ui/login", public: true, h: s.login},
+		{pattern: "POST /ui/logout", h: s.logout},
+		{pattern: "GET /ui/events", h: s.events},
+
+		{pattern: "GET /ui/calls", h: s.listCalls},
+		{pattern: "GET /ui/calls/{id}", h: s.showCall},
+		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
+
+		// Sections still to come: a placeholder each until its page lands.
+		{pattern: "GET /ui/assistants", h: s.soon("assistants")},
+		{pattern: "GET /ui/numbers", h: s.soon("numbers")},
+		{pattern: "GET /ui/contacts", h: s.soon("contacts")},
+		{pattern: "GET /ui/schedules", h: s.soon("schedules")},
+		{pattern: "GET /ui/webhooks", h: s.soon("webhooks")},
+		{pattern: "GET /ui/keys", h: s.soon("keys")},
+	}
+}
+
+// navItem is a section of the navigation bar.
+type navItem struct {
+	Key, Label, Path string
+}
+
+// nav is the navigation bar, in order; view.Nav names the current item.
+var nav = []navItem{
+	{"calls", "Calls", "/ui/calls"},
+	{"assistants", "Assistants", "/ui/assistants"},
+	{"numbers", "Numbers", "/ui/numbers"},
+	{"contacts", "Contacts", "/ui/contacts"},
+	{"schedules", "Schedules", "/ui/schedules"},
+	{"webhooks", "Webhooks", "/ui/webhooks"},
+	{"keys", "API keys", "/ui/keys"},
+}
+
+// soon is the placeholder page of a section not built yet.
+func (s *Server) soon(key string) handler {
+	label := key
+	for _, n := range nav {
+		if n.Key == key {
+			label = n.Label
+		}
+	}
+	return func(w http.ResponseWriter, r *request) error {
+		s.render(w, r, http.StatusOK, view{Name: "soon", Nav: key, Title: label, Data: label})
+		return nil
+	}
+}
