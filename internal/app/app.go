@@ -46,6 +46,7 @@ import (
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
 	"switchboard/internal/twilio"
+	"switchboard/internal/ui"
 	"switchboard/internal/webhook"
 	"switchboard/internal/widget"
 )
@@ -383,10 +384,19 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, err
 	}
 	wh.Register(mux)
+	// The operator dashboard: its own sessions and CSRF, outside the REST
+	// middleware; failed sign-ins spend the same refusal budget.
+	dash, err := ui.New(ui.Config{Store: db, Recordings: recordings, Refusals: refusals, Proxies: cfg.TrustedProxies,
+		PublicURL: cfg.PublicURL, Log: log.With("component", "ui")})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle(ui.Prefix, dash)
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	m.http.RegisterOnShutdown(dash.Close) // Shutdown waits for live-update streams: end them
 	go func() {
 		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "err", err)
