@@ -136,7 +136,9 @@ type browser struct {
 
 func (b *testBundle) browser() *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{b: b, origin: b.http.URL, c: &http.Client{Jar: jar, Timeout: 10 * time.Second,
+	// A sign-in runs bcrypt at cost 12 for an unknown email: seconds
+	// under the race detector.
+	return &browser{b: b, origin: b.http.URL, c: &http.Client{Jar: jar, Timeout: time.Minute,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
