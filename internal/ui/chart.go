@@ -12,7 +12,7 @@ import (
 // The latency chart's geometry (SVG user units; the SVG scales to its box).
 const (
 	chartW, chartH        = 640, 220
-	plotLeft, plotRight   = 56, 628
+	plotLeft, plotRight   = 68, 628
 	plotTop, plotBottom   = 12, 190
 	maxBarW, barGapFactor = 36, 0.25
 )
@@ -128,28 +128,32 @@ func y(d, scale time.Duration) float64 {
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// niceCeil rounds d up to 1, 2 or 5 times a power of ten milliseconds, so
-// the axis reads in round numbers.
+// niceCeil rounds d up to 1, 2 or 5 times a power of ten (at least 1 µs),
+// so the axis reads in round numbers; text turns answer in well under a
+// millisecond, voice turns in about a second.
 func niceCeil(d time.Duration) time.Duration {
-	ms := float64(d) / float64(time.Millisecond)
-	if ms <= 1 {
-		return time.Millisecond
+	if d <= time.Microsecond {
+		return time.Microsecond
 	}
-	p := math.Pow(10, math.Floor(math.Log10(ms)))
+	p := math.Pow(10, math.Floor(math.Log10(float64(d))))
 	for _, m := range []float64{1, 2, 5, 10} {
-		if ms <= m*p {
-			return time.Duration(m * p * float64(time.Millisecond))
+		if float64(d) <= m*p {
+			return time.Duration(math.Round(m * p))
 		}
 	}
 	return d
 }
 
+// msLabel shows a latency in seconds from one second, else in
+// milliseconds, with three significant digits below 10 ms.
 func msLabel(d time.Duration) string {
-	if d >= 10*time.Second {
+	switch {
+	case d >= 10*time.Second:
 		return fmt.Sprintf("%.0f s", d.Seconds())
-	}
-	if d >= time.Second {
+	case d >= time.Second:
 		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= 10*time.Millisecond || d == 0:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
-	return fmt.Sprintf("%d ms", d.Milliseconds())
+	return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
 }

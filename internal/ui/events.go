@@ -109,7 +109,7 @@ func (s *Server) events(w http.ResponseWriter, r *request) error {
 		}
 		wt = &callWatch{st: s.st, org: r.op.OrgID, id: cid}
 	} else {
-		wt = &listWatch{st: s.st, org: r.op.OrgID, seen: map[string]time.Time{}}
+		wt = &listWatch{st: s.st, org: r.op.OrgID, now: s.cfg.Now, seen: map[string]sentState{}}
 	}
 	if !s.streams.acquire(r.ses.TokenHash, s.cfg.MaxStreamsPerSession, s.cfg.MaxStreams) {
 		return apperr.New(apperr.RateLimited, "too many live views are open; close some dashboard tabs")
@@ -204,43 +204,71 @@ func (e *sse) event(name string, v any) error {
 	return e.raw(fmt.Sprintf("event: %s\ndata: %s\n\n", name, b))
 }
 
-// listWatch follows the organization's live calls: each one when it
-// appears or changes, and once more when it has ended.
+// listWatch follows the organization's calls as the listing shows them:
+// every live call when it appears or changes and once more when it has
+// ended, and every call created since the last poll (one may start and
+// end between two polls).
 type listWatch struct {
 	st   store.Store
 	org  string
-	seen map[string]time.Time // live call → the UpdatedAt last sent
+	now  func() time.Time
+	last time.Time            // when the previous poll began
+	seen map[string]sentState // what was last sent of each call followed
 }
 
+type sentState struct {
+	updated time.Time
+	live    bool
+}
+
+// createdSlack widens "created since the last poll" for a call whose
+// insert committed just after that poll read.
+const createdSlack = time.Second
+
 func (l *listWatch) poll(ctx context.Context, out *sse) (bool, error) {
-	cur := map[string]time.Time{}
+	began := l.now()
+	cur := map[string]sentState{}
+	send := func(c call.Call) error {
+		st := sentState{updated: c.UpdatedAt, live: c.Status != call.Ended}
+		cur[c.ID] = st
+		if prev, ok := l.seen[c.ID]; ok && prev.updated.Equal(c.UpdatedAt) {
+			return nil
+		}
+		return out.event("call", newCallEvent(c))
+	}
+	filters := []store.CallFilter{}
 	for _, st := range []call.Status{call.Queued, call.Ringing, call.InProgress} {
-		calls, _, err := l.st.ListCalls(ctx, l.org, store.CallFilter{Status: &st, Page: store.Page{Page: 1, PageSize: maxLiveListed}})
+		filters = append(filters, store.CallFilter{Status: &st, Page: store.Page{Page: 1, PageSize: maxLiveListed}})
+	}
+	if !l.last.IsZero() {
+		filters = append(filters, store.CallFilter{CreatedAfter: l.last.Add(-createdSlack), Page: store.Page{Page: 1, PageSize: maxLiveListed}})
+	}
+	for _, f := range filters {
+		calls, _, err := l.st.ListCalls(ctx, l.org, f)
 		if err != nil {
 			return false, err
 		}
 		for _, c := range calls {
-			cur[c.ID] = c.UpdatedAt
-			if at, ok := l.seen[c.ID]; !ok || !at.Equal(c.UpdatedAt) {
-				if err := out.event("call", newCallEvent(c)); err != nil {
-					return false, err
-				}
+			if err := send(c); err != nil {
+				return false, err
 			}
 		}
 	}
-	for cid := range l.seen {
-		if _, live := cur[cid]; live {
+	// A call that was live and is no longer listed has ended: its final state.
+	for cid, prev := range l.seen {
+		if _, ok := cur[cid]; ok || !prev.live {
 			continue
 		}
 		c, err := l.st.GetCall(ctx, l.org, cid)
 		if err != nil {
 			return false, err
 		}
-		if err := out.event("call", newCallEvent(c)); err != nil {
+		if err := send(c); err != nil {
 			return false, err
 		}
+		delete(cur, cid) // ended: nothing more to follow
 	}
-	l.seen = cur
+	l.seen, l.last = cur, began
 	return false, nil
 }
 

@@ -139,6 +139,8 @@ func (s *Server) static(w http.ResponseWriter, r *request) error {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	case ".js":
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	case ".svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
 	default:
 		w.Header().Set("Content-Type", http.DetectContentType(b))
 	}

@@ -569,6 +569,20 @@ func TestEvents(t *testing.T) {
 	waitEvent(t, list, "call", `"statusText":"ended","outcome":"completed"`)
 	waitEvent(t, one, "end", "{}")
 
+	// A call that starts and ends between two polls is still shown.
+	quick := call.Call{ID: id.New(id.Call), OrgID: b.orgA, Type: call.Web, Status: call.Queued, AssistantID: id.New(id.Assistant),
+		CreatedAt: b.clock.now(), UpdatedAt: b.clock.now()}
+	if err := b.st.CreateCall(ctx, quick); err != nil {
+		t.Fatal(err)
+	}
+	if err := quick.Transition(call.Change{To: call.Ended, At: b.clock.now(), Outcome: call.Failed, Reason: call.ReasonClientNeverConnected}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.UpdateCall(ctx, quick, call.Queued); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, list, "call", `"id":"`+quick.ID+`"`)
+
 	// Signing out ends the session's streams at their next heartbeat.
 	if p := br.do(http.MethodPost, "/ui/logout", url.Values{"csrf": {br.csrf()}}); p.status != http.StatusSeeOther {
 		t.Fatalf("sign out = %d", p.status)
@@ -583,6 +597,17 @@ func TestEvents(t *testing.T) {
 // turns, none for caller turns; no chart without latency.
 func TestLatencyChart(t *testing.T) {
 	t.Parallel()
+	for d, want := range map[time.Duration]time.Duration{40 * time.Microsecond: 50 * time.Microsecond, 900 * time.Millisecond: time.Second,
+		1300 * time.Millisecond: 2 * time.Second, time.Second: time.Second, 0: time.Microsecond} {
+		if got := niceCeil(d); got != want {
+			t.Errorf("niceCeil(%v) = %v; want %v", d, got, want)
+		}
+	}
+	for d, want := range map[time.Duration]string{12500 * time.Nanosecond: "0.0125 ms", 2500 * time.Microsecond: "2.5 ms", 250 * time.Millisecond: "250 ms", 1500 * time.Millisecond: "1.5 s", 0: "0 ms"} {
+		if got := msLabel(d); got != want {
+			t.Errorf("msLabel(%v) = %q; want %q", d, got, want)
+		}
+	}
 	if latencyChart([]call.Turn{{Role: call.RoleUser, Latency: time.Second}, {Role: call.RoleAssistant}}) != nil {
 		t.Errorf("latencyChart of turns without latency: want nil")
 	}
