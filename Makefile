@@ -34,7 +34,7 @@ run: ## install the speech packages if it can, build with them if present, serve
 	fi
 	./bin/switchboard serve
 
-test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the native speech engines and the SIP peers (what CI runs)
+test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the native speech engines, the SIP peers and chromium (what CI runs)
 	@./scripts/ensure-deps.sh test
 	$(GO) vet -tags speech_native ./...
 	@$(MAKE) --no-print-directory lint

@@ -13,8 +13,8 @@
 #                             (baresip-core, /usr/bin/baresip)
 #   ensure-deps.sh test-js  + Node.js (Debian nodejs), for the web widget's
 #                             JavaScript unit tests only: make run needs no Node
-#   ensure-deps.sh test     + PostgreSQL, gcc, chromium (the widget's browser
-#                             test), all of test-js's, sip's and lint's
+#   ensure-deps.sh test     + PostgreSQL, gcc, chromium (the browser
+#                             tests), all of test-js's, sip's and lint's
 set -euo pipefail
 
 # golangci-lint for `make lint`: this exact version, built by `go install`
@@ -38,7 +38,7 @@ if [ "${1:-}" = "test" ]; then
   command -v pg_ctlcluster >/dev/null 2>&1 || pkgs+=(postgresql)
   command -v psql >/dev/null 2>&1 || pkgs+=(postgresql-client)
   command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
-  # The widget's browser test drives Debian's chromium with chromedp
+  # The browser tests (widget, dashboard) drive Debian's chromium with chromedp
   # (../shared/research/deps.md §5).
   command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
 fi
