@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -68,6 +67,15 @@ func (s Session) Live(now time.Time) bool {
 	return now.Before(s.IdleUntil) && now.Before(s.ExpiresAt)
 }
 
+// Ends is when the session ends if it is not used again: the earlier of
+// IdleUntil and ExpiresAt.
+func (s Session) Ends() time.Time {
+	if s.ExpiresAt.Before(s.IdleUntil) {
+		return s.ExpiresAt
+	}
+	return s.IdleUntil
+}
+
 // HashToken is the stored form of a session token.
 func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
@@ -122,14 +130,13 @@ func HashPassword(pw string, cost int) ([]byte, error) {
 	return h, nil
 }
 
-// dummy is a hash of nothing anyone knows, at DefaultCost, made once.
-var dummy = sync.OnceValue(func() []byte {
-	h, err := bcrypt.GenerateFromPassword([]byte("no operator has this password, it is random enough"), DefaultCost)
-	if err != nil {
-		panic("operator: bcrypt of a constant failed: " + err.Error()) // only on a broken build
-	}
-	return h
-})
+// dummyHash is a bcrypt hash, at DefaultCost, of 24 random bytes that were
+// thrown away: no password matches it. It is a constant, not made at
+// start-up, so that the first unknown email costs one bcrypt like every
+// other sign-in (a hash made on first use would cost that one sign-in two).
+const dummyHash = "$2a$12$hugCqCOf8FbdpGDW0Zw0Y.KwXH3cJXJuyjKPAwZIS3F9/prEqCEYC"
+
+func dummy() []byte { return []byte(dummyHash) }
 
 // Verify reports whether pw matches hash. With a nil hash (no such
 // operator) it still runs bcrypt against a dummy hash of the default cost
