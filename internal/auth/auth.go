@@ -24,10 +24,13 @@ const (
 	AssistantsWrite = "assistants:write"
 	WebhooksRead    = "webhooks:read"
 	WebhooksWrite   = "webhooks:write"
+	// KeysRead and KeysWrite manage publishable keys (publickey.go).
+	KeysRead  = "keys:read"
+	KeysWrite = "keys:write"
 )
 
 // AllScopes lists every scope, in documentation order.
-var AllScopes = []string{CallsRead, CallsWrite, PhoneRead, PhoneWrite, AssistantsRead, AssistantsWrite, WebhooksRead, WebhooksWrite}
+var AllScopes = []string{CallsRead, CallsWrite, PhoneRead, PhoneWrite, AssistantsRead, AssistantsWrite, WebhooksRead, WebhooksWrite, KeysRead, KeysWrite}
 
 // ValidScope reports whether s names a scope.
 func ValidScope(s string) bool { return slices.Contains(AllScopes, s) }

@@ -14,8 +14,10 @@ var enc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(bas
 
 // Prefixes of each resource type, so an id says what it names.
 const (
-	Org       = "org"
-	Key       = "key"
+	Org = "org"
+	Key = "key"
+	// PublicKey is a publishable key (pk_…), the key a browser may hold.
+	PublicKey = "pkey"
 	Assistant = "asst"
 	Call      = "call"
 	Purchase  = "pn"
