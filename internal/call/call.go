@@ -130,6 +130,10 @@ type Call struct {
 	ProviderCallID string
 	// AttemptID links a call placed by a schedule to its attempt.
 	AttemptID string
+	// PublicKeyID is the publishable key (pkey_…) that started a web call,
+	// '' when a secret key did: the gateway then admits only the key's
+	// origins.
+	PublicKeyID string
 
 	Outcome     Outcome
 	EndedReason string

@@ -14,7 +14,7 @@ import (
 	"switchboard/internal/store"
 )
 
-const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording`
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording, public_key_id`
 
 func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var c call.Call
@@ -22,7 +22,7 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var status int
 	var created, updated, started, ended int64
 	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
-		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording)
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording, &c.PublicKeyID)
 	c.Direction = call.Direction(direction)
 	if result != "" {
 		_ = json.Unmarshal([]byte(result), &c.Result)
@@ -55,10 +55,10 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
 			}
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
 			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-			string(c.Direction), c.ProviderCallID, c.Recording); err != nil {
+			string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID); err != nil {
 			return err
 		}
 		return s.bumpCount(ctx, tx, c, c.Status, 1)

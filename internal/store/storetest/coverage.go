@@ -193,6 +193,31 @@ func (r *recorder) TouchKeys(ctx context.Context, used map[string]time.Time) err
 	return r.s.TouchKeys(ctx, used)
 }
 
+func (r *recorder) CreatePublicKey(ctx context.Context, k auth.PublicKey) error {
+	r.hit("CreatePublicKey")
+	return r.s.CreatePublicKey(ctx, k)
+}
+
+func (r *recorder) GetPublicKey(ctx context.Context, id string) (auth.PublicKey, error) {
+	r.hit("GetPublicKey")
+	return r.s.GetPublicKey(ctx, id)
+}
+
+func (r *recorder) ListPublicKeys(ctx context.Context, orgID string, p store.Page) ([]auth.PublicKey, int, error) {
+	r.hit("ListPublicKeys")
+	return r.s.ListPublicKeys(ctx, orgID, p)
+}
+
+func (r *recorder) RevokePublicKey(ctx context.Context, orgID, id string, at time.Time) (auth.PublicKey, error) {
+	r.hit("RevokePublicKey")
+	return r.s.RevokePublicKey(ctx, orgID, id, at)
+}
+
+func (r *recorder) PublicOriginAllowed(ctx context.Context, origin string) (bool, error) {
+	r.hit("PublicOriginAllowed")
+	return r.s.PublicOriginAllowed(ctx, origin)
+}
+
 func (r *recorder) CreateAssistant(ctx context.Context, a assistant.Assistant) error {
 	r.hit("CreateAssistant")
 	return r.s.CreateAssistant(ctx, a)

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"Bootstrap", testBootstrap},
 		{"Keys", testKeys},
+		{"PublicKeys", testPublicKeys},
 		{"Assistants", testAssistants},
 		{"Purchases", testPurchases},
 		{"Connections", testConnections},
