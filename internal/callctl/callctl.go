@@ -94,16 +94,33 @@ func (s *Service) ProviderNames() []string {
 	return out
 }
 
-// CreateWebCall creates a queued web call for one of the organization's assistants.
+// CreateWebCall stores a queued web call for one of the organization's
+// assistants, started with a secret key.
 func (s *Service) CreateWebCall(ctx context.Context, orgID, assistantID string) (call.Call, error) {
-	if _, err := s.store.GetAssistant(ctx, orgID, assistantID); err != nil {
+	return s.StartWebCall(ctx, WebCall{OrgID: orgID, AssistantID: assistantID})
+}
+
+// WebCall asks for one web call.
+type WebCall struct {
+	OrgID       string
+	AssistantID string
+	// PublicKeyID is the publishable key that asked, if one did: the
+	// call remembers it, and the gateway admits only its origins.
+	PublicKeyID string
+}
+
+// StartWebCall stores a queued web call; an unknown assistant is an
+// Invalid on assistantId.
+func (s *Service) StartWebCall(ctx context.Context, req WebCall) (call.Call, error) {
+	if _, err := s.store.GetAssistant(ctx, req.OrgID, req.AssistantID); err != nil {
 		if apperr.Is(err, apperr.NotFound) {
-			return call.Call{}, apperr.Invalidf("assistantId", "assistant %s not found", assistantID)
+			return call.Call{}, apperr.Invalidf("assistantId", "assistant %s not found", req.AssistantID)
 		}
 		return call.Call{}, err
 	}
 	now := s.now().UTC()
-	c := call.Call{ID: id.New(id.Call), OrgID: orgID, Type: call.Web, Status: call.Queued, AssistantID: assistantID, CreatedAt: now, UpdatedAt: now}
+	c := call.Call{ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Web, Status: call.Queued, AssistantID: req.AssistantID,
+		PublicKeyID: req.PublicKeyID, CreatedAt: now, UpdatedAt: now}
 	return c, s.store.CreateCall(ctx, c)
 }
 

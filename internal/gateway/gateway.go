@@ -29,16 +29,21 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callrun"
 	"switchboard/internal/id"
 	"switchboard/internal/throttle"
 )
 
-// Store is the storage the gateway reads calls and assistants from.
+// Store is the storage the gateway reads calls, assistants and
+// publishable keys from.
 type Store interface {
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 	GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error)
+	// GetPublicKey reads the publishable key that started a call
+	// (call.Call.PublicKeyID), for the origins it allows.
+	GetPublicKey(ctx context.Context, id string) (auth.PublicKey, error)
 }
 
 // Calls moves calls through their lifecycle (callctl.Service does).
@@ -314,6 +319,9 @@ func (s *Server) admit(r *http.Request) (call.Call, assistant.Assistant, *refusa
 	if c.Type != call.Web || c.AssistantID != asstID {
 		return call.Call{}, assistant.Assistant{}, unknownCall(nil)
 	}
+	if ref := s.checkOrigin(r, c); ref != nil {
+		return c, assistant.Assistant{}, ref
+	}
 	if ref := statusRefusal(c); ref != nil {
 		return c, assistant.Assistant{}, ref
 	}
@@ -325,6 +333,28 @@ func (s *Server) admit(r *http.Request) (call.Call, assistant.Assistant, *refusa
 		return c, a, refusalFor(err)
 	}
 	return c, a, checkHandshake(r)
+}
+
+// checkOrigin admits a call started with a publishable key only from a
+// page on one of that key's origins (the handshake's Origin header), so
+// that a gateway URL a page received is of no use to a page elsewhere.
+// A call started with a secret key is joined from anywhere: its URL is
+// its credential. The key's origins are read as they are now, revoked
+// or not: a call started before a revocation may still be joined (until
+// the join timeout), as with a secret key.
+func (s *Server) checkOrigin(r *http.Request, c call.Call) *refusal {
+	if c.PublicKeyID == "" {
+		return nil
+	}
+	k, err := s.cfg.Store.GetPublicKey(r.Context(), c.PublicKeyID)
+	if err != nil && !apperr.Is(err, apperr.NotFound) {
+		return refusalFor(err)
+	}
+	if err != nil || !k.AllowsOrigin(r.Header.Get("Origin")) {
+		return &refusal{status: http.StatusForbidden, code: apperr.PermissionDenied.Code(), err: err,
+			message: "this call was started with a publishable key: connect from a page on one of the key's origins"}
+	}
+	return nil
 }
 
 // statusRefusal refuses a call that is no longer queued.

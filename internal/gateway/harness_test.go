@@ -20,6 +20,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
+	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callrun"
 	"switchboard/internal/conversation"
@@ -44,6 +45,7 @@ type memory struct {
 	calls      map[string]call.Call
 	assistants map[string]assistant.Assistant
 	turns      map[string][]call.Turn
+	publicKeys map[string]auth.PublicKey
 	// beforeConnect, when set, runs at the start of Connect (another node
 	// racing for the call).
 	beforeConnect func(callID string)
@@ -52,7 +54,7 @@ type memory struct {
 }
 
 func newMemory() *memory {
-	return &memory{calls: map[string]call.Call{}, assistants: map[string]assistant.Assistant{}, turns: map[string][]call.Turn{}}
+	return &memory{calls: map[string]call.Call{}, assistants: map[string]assistant.Assistant{}, turns: map[string][]call.Turn{}, publicKeys: map[string]auth.PublicKey{}}
 }
 
 func (m *memory) GetCallAnyOrg(_ context.Context, callID string) (call.Call, error) {
@@ -63,6 +65,17 @@ func (m *memory) GetCallAnyOrg(_ context.Context, callID string) (call.Call, err
 		return call.Call{}, apperr.NotFoundf("call %s not found", callID)
 	}
 	return c, nil
+}
+
+// GetPublicKey finds a publishable key set in publicKeys.
+func (m *memory) GetPublicKey(_ context.Context, keyID string) (auth.PublicKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.publicKeys[keyID]
+	if !ok {
+		return auth.PublicKey{}, apperr.NotFoundf("publishable key %s not found", keyID)
+	}
+	return k, nil
 }
 
 func (m *memory) GetAssistant(_ context.Context, orgID, asstID string) (assistant.Assistant, error) {

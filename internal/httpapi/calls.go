@@ -76,7 +76,17 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 	if err := o.errs.Err(); err != nil {
 		return response{}, err
 	}
-	c, err := s.calls.CreateWebCall(ctx, r.orgID, assistantID)
+	req := callctl.WebCall{OrgID: r.orgID, AssistantID: assistantID}
+	if r.pub != nil {
+		// Checked before any lookup: the key learns nothing of the
+		// organization's other assistants.
+		if !r.pub.AllowsAssistant(assistantID) {
+			return response{}, &apperr.Error{Kind: apperr.PermissionDenied, Message: "this publishable key may not start calls for this assistant",
+				Fields: []apperr.FieldError{{Field: "assistantId", Message: "is not one of the publishable key's assistants"}}}
+		}
+		req.PublicKeyID = r.pub.ID
+	}
+	c, err := s.calls.StartWebCall(ctx, req)
 	if err != nil {
 		return response{}, err
 	}

@@ -11,7 +11,7 @@ import (
 func (s *Server) table() []route {
 	return []route{
 		{method: http.MethodGet, path: "/v1/calls", scope: auth.CallsRead, h: s.listCalls},
-		{method: http.MethodPost, path: "/v1/calls/initiate", scope: auth.CallsWrite, body: jsonBody, create: true, h: s.initiateWebCall},
+		{method: http.MethodPost, path: "/v1/calls/initiate", scope: auth.CallsWrite, body: jsonBody, create: true, publishable: true, h: s.initiateWebCall},
 		{method: http.MethodPost, path: "/v1/calls/phone/initiate", scope: auth.CallsWrite, body: jsonBody, create: true, h: s.initiatePhoneCall},
 		{method: http.MethodGet, path: "/v1/calls/{id}", scope: auth.CallsRead, h: s.getCall},
 		{method: http.MethodGet, path: "/v1/calls/{id}/transcripts", scope: auth.CallsRead, h: s.getTranscripts},
@@ -50,6 +50,11 @@ func (s *Server) table() []route {
 		{method: http.MethodPost, path: "/v1/webhooks/{id}/rotate-secret", scope: auth.WebhooksWrite, body: optionalJSONBody, h: s.rotateWebhookSecret},
 		{method: http.MethodGet, path: "/v1/webhooks/{id}/deliveries", scope: auth.WebhooksRead, h: s.listDeliveries},
 		{method: http.MethodPost, path: "/v1/webhooks/{id}/deliveries/{messageId}/redeliver", scope: auth.WebhooksWrite, body: optionalJSONBody, h: s.redeliver},
+
+		{method: http.MethodGet, path: "/v1/public-keys", scope: auth.KeysRead, h: s.listPublicKeys},
+		{method: http.MethodPost, path: "/v1/public-keys", scope: auth.KeysWrite, body: jsonBody, h: s.createPublicKey},
+		{method: http.MethodGet, path: "/v1/public-keys/{id}", scope: auth.KeysRead, h: s.getPublicKey},
+		{method: http.MethodDelete, path: "/v1/public-keys/{id}", scope: auth.KeysWrite, h: s.revokePublicKey},
 
 		{method: http.MethodGet, path: "/v1/openapi.json", h: s.openAPI},
 	}

@@ -45,6 +45,13 @@ type Config struct {
 	PublicURL string
 	// RateLimit is requests per second per key (burst twice that); 0 disables.
 	RateLimit float64
+	// PublicKeyRate is requests a minute per publishable key (burst as
+	// many); 0 disables.
+	PublicKeyRate float64
+	// PublicAddressRate is requests a minute with publishable keys per
+	// client address (an IPv4 address, an IPv6 /64; burst as many); 0
+	// disables.
+	PublicAddressRate float64
 	Providers assistant.Providers
 	// Webhooks checks endpoint URLs (private addresses refused unless allowed).
 	Webhooks webhook.Guard
@@ -84,11 +91,16 @@ type Server struct {
 	routes   []route
 	mux      *http.ServeMux
 	limiters sync.Map // key id → *rate.Limiter
+	// pubLimiters limits each publishable key (key id → *rate.Limiter),
+	// pubAddrs each client address using publishable keys (cors.go).
+	pubLimiters sync.Map
+	pubAddrs    *throttle.Limiter
 	used     *usage
 	openapi  []byte // the OpenAPI document as served (openapi.go)
 	// accepted holds every key that passed authentication here (key id →
-	// auth.Key, with its stored hash): a client over its refusal budget
-	// can still use such a key. Only keys that exist get in.
+	// *auth.Key or *auth.PublicKey, with its stored hash): a client over
+	// its refusal budget can still use such a key. Only keys that exist
+	// get in.
 	accepted sync.Map
 	// refusedLog samples the log lines of refused authentications.
 	refusedLog *throttle.Sampler
@@ -114,6 +126,10 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 	if reg != nil {
 		reg.MustRegister(s.reqs, s.latency)
 	}
+	// The address limit of publishable keys is a throttle.Limiter spent by
+	// every request (not only refused ones): its memory is bounded however
+	// many addresses call.
+	s.pubAddrs = throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.PublicAddressRate / 60, Burst: int(cfg.PublicAddressRate)})
 	s.routes = s.table()
 	s.mux = http.NewServeMux()
 	byPath := map[string][]route{}
@@ -174,6 +190,9 @@ type route struct {
 	body   bodyKind
 	// create marks POSTs that create something: Idempotency-Key applies.
 	create bool
+	// publishable marks the routes a publishable key (pk_…) may use; they
+	// answer CORS preflights and carry CORS headers for its origins (cors.go).
+	publishable bool
 	// secretBody marks bodies that may hold a secret: their Idempotency-Key
 	// record keeps a keyed digest of the request, not a plain hash.
 	secretBody bool
@@ -185,6 +204,13 @@ type request struct {
 	*http.Request
 	orgID string
 	key   *auth.Key
+	// pub is the publishable key of the request, when it used one (then
+	// key is nil).
+	pub *auth.PublicKey
+	// cors is the Origin the answer is for, once a publishable key has
+	// been accepted from it: every answer from then on carries its CORS
+	// headers, errors included.
+	cors string
 	body  []byte
 	csv   bool
 	id    string
@@ -265,6 +291,7 @@ func (s *Server) dispatch(path string, rs []route) http.Handler {
 		allow = append(allow, rt.method)
 	}
 	allowed := strings.Join(allow, ", ")
+	publishable := hasPublishable(rs)
 	return s.plain(path, func(w http.ResponseWriter, r *http.Request, reqID string) string {
 		var rt *route
 		for i := range rs {
@@ -273,15 +300,32 @@ func (s *Server) dispatch(path string, rs []route) http.Handler {
 			}
 		}
 		req := &request{Request: r, id: reqID}
-		status, body, h := s.run(rt, req, allowed)
-		if rt == nil {
+		var status int
+		var body []byte
+		var h http.Header
+		if rt == nil && r.Method == http.MethodOptions && publishable {
+			status, body, h = s.preflight(r.Context(), req)
+		} else {
+			status, body, h = s.run(rt, req, allowed)
+		}
+		if rt == nil && status != http.StatusNoContent {
 			h.Set("Allow", allowed)
+		}
+		if req.cors != "" {
+			allowOrigin(h, req.cors)
 		}
 		if sw, ok := w.(*statusWriter); ok {
 			sw.refusal, sw.client = req.refusal, req.client
 		}
 		if req.stream != nil {
 			req.stream(w, r)
+			return req.orgID
+		}
+		if status == http.StatusNoContent {
+			for k, v := range h {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(status)
 			return req.orgID
 		}
 		writeRaw(w, status, body, h)
@@ -296,7 +340,7 @@ func (s *Server) run(rt *route, req *request, allowed string) (int, []byte, http
 	}
 	ctx := req.Context()
 	if rt.scope != "" {
-		if err := s.authenticate(ctx, req, rt.scope); err != nil {
+		if err := s.authenticate(ctx, req, rt); err != nil {
 			return fail(err)
 		}
 	}
@@ -342,7 +386,11 @@ func (s *Server) call(ctx context.Context, rt *route, req *request) (int, []byte
 // takes the refusal before the lookup (throttle.Limiter.Admit), so a
 // client's concurrent requests get no more lookups than it has refusals
 // left; the request gives it back if its key passes.
-func (s *Server) authenticate(ctx context.Context, req *request, scope string) error {
+//
+// A publishable key (pk_…) is checked the same way, then admitPublic
+// decides what it may do (cors.go); it holds no scopes.
+func (s *Server) authenticate(ctx context.Context, req *request, rt *route) error {
+	scope := rt.scope
 	presented := req.Header.Get("X-API-Key")
 	var adm throttle.Admission
 	if s.cfg.Refusals != nil {
@@ -354,12 +402,16 @@ func (s *Server) authenticate(ctx context.Context, req *request, scope string) e
 				Message: "too many requests from this address failed authentication; retry later"}
 		}
 	}
-	k, err := s.identify(ctx, req, presented)
-	if s.cfg.Refusals != nil {
-		s.cfg.Refusals.Done(adm, req.refusal != "")
-	} else if req.refusal != "" {
-		req.client = s.cfg.Proxies.Client(req.Request) // for the log line
+	if auth.IsPublicKey(presented) {
+		k, err := s.identifyPublic(ctx, req, presented)
+		s.refused(req, adm)
+		if err != nil {
+			return err
+		}
+		return s.admitPublic(req, rt, k)
 	}
+	k, err := s.identify(ctx, req, presented)
+	s.refused(req, adm)
 	if err != nil {
 		return err
 	}
@@ -415,15 +467,66 @@ func (s *Server) identify(ctx context.Context, req *request, presented string) (
 	return k, nil
 }
 
+// refused settles the request's admission into the refusal budget once
+// its key is known to pass or not.
+func (s *Server) refused(req *request, adm throttle.Admission) {
+	if s.cfg.Refusals != nil {
+		s.cfg.Refusals.Done(adm, req.refusal != "")
+	} else if req.refusal != "" {
+		req.client = s.cfg.Proxies.Client(req.Request) // for the log line
+	}
+}
+
+// identifyPublic finds the publishable key presented, as identify does a
+// secret key.
+func (s *Server) identifyPublic(ctx context.Context, req *request, presented string) (auth.PublicKey, error) {
+	invalid := apperr.New(apperr.Unauthenticated, "invalid API key")
+	kid := auth.PublicLookupID(presented)
+	if kid == "" {
+		req.refusal = "invalid_key"
+		return auth.PublicKey{}, invalid
+	}
+	k, err := s.store.GetPublicKey(ctx, kid)
+	if apperr.Is(err, apperr.NotFound) || err == nil && !k.Matches(presented) {
+		req.refusal = "invalid_key"
+		return auth.PublicKey{}, invalid
+	}
+	if err != nil {
+		return auth.PublicKey{}, err
+	}
+	if k.Revoked() {
+		s.accepted.Delete(k.ID)
+		req.refusal = "revoked_key"
+		return auth.PublicKey{}, apperr.New(apperr.Unauthenticated, "API key was revoked")
+	}
+	if _, ok := s.accepted.Load(k.ID); !ok {
+		kept := k
+		s.accepted.Store(k.ID, &kept)
+	}
+	return k, nil
+}
+
 // wasAccepted reports whether presented is a key that passed here before
 // (and was not seen revoked since).
 func (s *Server) wasAccepted(presented string) bool {
 	kid := auth.LookupID(presented)
+	if auth.IsPublicKey(presented) {
+		kid = auth.PublicLookupID(presented)
+	}
 	if kid == "" {
 		return false
 	}
-	k, ok := s.accepted.Load(kid)
-	return ok && k.(*auth.Key).Matches(presented)
+	v, ok := s.accepted.Load(kid)
+	if !ok {
+		return false
+	}
+	switch k := v.(type) {
+	case *auth.Key:
+		return k.Matches(presented)
+	case *auth.PublicKey:
+		return k.Matches(presented)
+	}
+	return false
 }
 
 func (s *Server) readBody(req *request, kind bodyKind) error {
@@ -469,6 +572,12 @@ func (s *Server) idempotent(ctx context.Context, rt *route, req *request) (int, 
 		return errorResponse(apperr.Invalidf("Idempotency-Key", "must be at most 255 printable ASCII characters"), req.id, s.log)
 	}
 	request := append([]byte(rt.method+" "+req.URL.Path+"?"+req.URL.RawQuery+"\n"), req.body...)
+	if req.pub != nil {
+		// A publishable key's requests are its own: the same key and body
+		// from another key of the organization is a different request
+		// (409), never a replay of a call this key may not have started.
+		request = append([]byte("publishable "+req.pub.ID+"\n"), request...)
+	}
 	var hash string
 	if rt.secretBody && s.cfg.Secrets != nil {
 		// The body holds a secret (a password): a plain hash kept in the

@@ -51,7 +51,7 @@ func TestRefusedFloodCostsNoLookups(t *testing.T) {
 		r.RemoteAddr = "192.0.2.1:1234"
 		r.Header.Set("X-API-Key", key)
 		req := &request{Request: r, id: "req_test"}
-		err := s.authenticate(r.Context(), req, auth.CallsRead)
+		err := s.authenticate(r.Context(), req, &route{method: "GET", path: "/v1/calls", scope: auth.CallsRead})
 		status, _, _ := errorResponse(err, req.id, s.log)
 		if err == nil {
 			status = 200
@@ -146,13 +146,13 @@ func BenchmarkAuthenticate(b *testing.B) {
 				r := httptest.NewRequest("GET", "/v1/calls", nil)
 				r.RemoteAddr = "198.51.100.1:1"
 				r.Header.Set("X-API-Key", "bad")
-				_ = s.authenticate(r.Context(), &request{Request: r}, auth.CallsRead)
+				_ = s.authenticate(r.Context(), &request{Request: r}, listCallsRoute)
 			}
 			r := httptest.NewRequest("GET", "/v1/calls", nil)
 			r.RemoteAddr = "192.0.2.1:1234"
 			r.Header.Set("X-API-Key", secret)
 			for b.Loop() {
-				if err := s.authenticate(r.Context(), &request{Request: r}, auth.CallsRead); err != nil {
+				if err := s.authenticate(r.Context(), &request{Request: r}, listCallsRoute); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -190,6 +190,7 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 		"/v1/calls/{id}": id.Call, "/v1/phone/purchases/{id}": id.Purchase, "/v1/phone/contacts/{id}": id.Purchase,
 		"{contactId}": id.Contact, "/v1/phone/schedules/{id}": id.Schedule, "/v1/assistants/{id}": id.Assistant,
 		"/v1/webhooks/{id}": id.Webhook, "{messageId}": id.Message, "/v1/phone/connections/{id}": id.Connection,
+		"/v1/public-keys/{id}": id.PublicKey,
 	}
 	bodies := map[string]string{
 		"PATCH /v1/assistants/{id}":    `{"name":"renamed"}`,
@@ -240,8 +241,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 			}
 		}
 	}
-	if routes != 22 {
-		t.Errorf("found %d routes with path ids, want 22", routes)
+	if routes != 24 {
+		t.Errorf("found %d routes with path ids, want 24", routes)
 	}
 
 	before := st.lookups.Load()
@@ -251,6 +252,9 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 		auth.KeyPrefix + "aaaaaaaa\xc3\xa9aaaaaa_" + id.Random(20),
 		auth.KeyPrefix + "aaaaaaaaaaaaaaa\x00_" + id.Random(20),
 		"not-a-key",
+		auth.PublicKeyPrefix + "aaaaaaaaaaaaaaaaaaaaaaaaa\x00_" + id.Random(20),
+		auth.PublicKeyPrefix + strings.Repeat("A", 26) + "_" + id.Random(20),
+		auth.PublicKeyPrefix + id.Random(16) + "_" + strings.Repeat("\xff", 32),
 	} {
 		if w := send("GET", "/v1/calls", key, ""); w.Code != 401 {
 			t.Errorf("GET /v1/calls with key %q = %d, want 401", key, w.Code)
@@ -260,3 +264,6 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 		t.Errorf("keys with bytes no key has cost %d key lookups, want 0", n)
 	}
 }
+
+// listCallsRoute is the route the authentication tests and benchmarks ask for.
+var listCallsRoute = &route{method: "GET", path: "/v1/calls", scope: auth.CallsRead}
