@@ -4,6 +4,7 @@
 //	switchboard migrate [--db URL]
 //	switchboard org create --name NAME [--db URL]
 //	switchboard key create --org ORG_ID --scopes s1,s2 [--name NAME] [--db URL]
+//	switchboard key create --public --org ORG_ID --assistants asst_a,… --origins https://a.example,… [--name NAME] [--db URL]
 //	switchboard key list --org ORG_ID [--db URL]
 //	switchboard key revoke KEY_ID [--db URL]
 //	switchboard user create --org ORG_ID --email E [--name N] [--db URL]   (password on stdin or SWITCHBOARD_USER_PASSWORD)
@@ -24,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +40,7 @@ import (
 	"switchboard/internal/sip"
 	"switchboard/internal/speech/cloud/deepgram"
 	"switchboard/internal/speech/cloud/elevenlabs"
+	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
 	"switchboard/internal/twilio"
@@ -60,8 +63,11 @@ commands:
   org create --name N   create an organization; prints its id
   key create --org ID --scopes a,b [--name N]
                         create an API key; prints the key (shown once)
-  key list --org ID     list an organization's keys (never their secrets)
-  key revoke KEY_ID     revoke a key at once
+  key create --public --org ID --assistants a,b --origins https://a.example,… [--name N]
+                        create a publishable key (pk_…) a web page may hold: it
+                        only starts web calls for those assistants from those origins
+  key list --org ID     list an organization's keys, secret and publishable (never the keys)
+  key revoke KEY_ID     revoke a key (key_… or pkey_…) at once
   user create --org ID --email E [--name N]
                         create a dashboard (/ui) operator; the password is read
                         from SWITCHBOARD_USER_PASSWORD, else from stdin
@@ -166,6 +172,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	public := fs.String("public-url", env("SWITCHBOARD_PUBLIC_URL", ""), "public base URL, e.g. https://calls.example.com (env SWITCHBOARD_PUBLIC_URL; default http://ADDR)")
 	rl, _ := strconv.ParseFloat(env("SWITCHBOARD_RATE_LIMIT", fmt.Sprint(def.RateLimit)), 64)
 	rateLimit := fs.Float64("rate-limit", rl, "requests per second per API key, burst twice that; 0 disables (env SWITCHBOARD_RATE_LIMIT)")
+	pkRate, err := strconv.ParseFloat(env("SWITCHBOARD_PUBLIC_KEY_RATE_LIMIT", fmt.Sprint(def.PublicKeyRateLimit)), 64)
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_PUBLIC_KEY_RATE_LIMIT: want a number, got %q", os.Getenv("SWITCHBOARD_PUBLIC_KEY_RATE_LIMIT"))
+	}
+	fs.Float64Var(&pkRate, "public-key-rate-limit", pkRate, "requests a minute per publishable key (pk_…), burst as many; 0 disables (env SWITCHBOARD_PUBLIC_KEY_RATE_LIMIT)")
+	pkAddrRate, err := strconv.ParseFloat(env("SWITCHBOARD_PUBLIC_KEY_ADDRESS_RATE_LIMIT", fmt.Sprint(def.PublicKeyAddressRateLimit)), 64)
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_PUBLIC_KEY_ADDRESS_RATE_LIMIT: want a number, got %q", os.Getenv("SWITCHBOARD_PUBLIC_KEY_ADDRESS_RATE_LIMIT"))
+	}
+	fs.Float64Var(&pkAddrRate, "public-key-address-rate-limit", pkAddrRate, "requests a minute with publishable keys per client address (IPv4 address, IPv6 /64), all keys together, burst as many; 0 disables (env SWITCHBOARD_PUBLIC_KEY_ADDRESS_RATE_LIMIT)")
 	refusalLimit, err := strconv.ParseFloat(env("SWITCHBOARD_REFUSAL_LIMIT", fmt.Sprint(def.RefusalLimit)), 64)
 	if err != nil {
 		return fmt.Errorf("SWITCHBOARD_REFUSAL_LIMIT: want a number, got %q", os.Getenv("SWITCHBOARD_REFUSAL_LIMIT"))
@@ -226,6 +242,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	cfg := def
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
+	cfg.PublicKeyRateLimit, cfg.PublicKeyAddressRateLimit = pkRate, pkAddrRate
 	cfg.RefusalLimit, cfg.RefusalBurst = refusalLimit, refusalBurst
 	if cfg.TrustedProxies, err = throttle.ParseProxies(*trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
@@ -311,13 +328,25 @@ func orgCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, db := dbFlags("key create", stderr)
 	org := fs.String("org", "", "organization id (required)")
-	scopes := fs.String("scopes", "", "comma-separated scopes (required): "+strings.Join(auth.AllScopes, ","))
+	scopes := fs.String("scopes", "", "comma-separated scopes (required for a secret key): "+strings.Join(auth.AllScopes, ","))
 	name := fs.String("name", "", "a label for the key")
+	public := fs.Bool("public", false, "create a publishable key (pk_…) for web pages instead of a secret key: it only starts web calls, for --assistants, from --origins")
+	assistants := fs.String("assistants", "", "with --public: comma-separated assistant ids (asst_…) it may start calls for")
+	origins := fs.String("origins", "", "with --public: comma-separated web origins it is accepted from, e.g. https://shop.example.com,http://localhost:3000")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *org == "" {
 		return errors.New("key create: --org is required")
+	}
+	if *public {
+		if *scopes != "" {
+			return errors.New("key create --public: a publishable key has no scopes (drop --scopes)")
+		}
+		return publicKeyCreate(ctx, *db, *org, *name, *assistants, *origins, stdout)
+	}
+	if *assistants != "" || *origins != "" {
+		return errors.New("key create: --assistants and --origins are for a publishable key: add --public")
 	}
 	sc, err := auth.ParseScopes(*scopes)
 	if err != nil {
@@ -354,8 +383,12 @@ func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	pks, err := allPublicKeys(ctx, d, *org)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tENDS WITH\tCREATED\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tKEY\tCREATED\tLAST USED\tREVOKED")
 	t := func(v time.Time) string {
 		if v.IsZero() {
 			return "-"
@@ -364,6 +397,11 @@ func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	for _, k := range keys {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t…%s\t%s\t%s\t%s\n", k.ID, k.Name, strings.Join(k.Scopes, ","), k.Last4, t(k.CreatedAt), t(k.LastUsedAt), t(k.RevokedAt))
+	}
+	for _, k := range pks {
+		// A publishable key has no scopes: what it allows is in its place.
+		allows := "publishable: web calls for " + strings.Join(k.AssistantIDs, ",") + " from " + strings.Join(k.Origins, ",")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s…\t%s\t%s\t%s\n", k.ID, k.Name, allows, k.KeyPrefix, t(k.CreatedAt), "-", t(k.RevokedAt))
 	}
 	return tw.Flush()
 }
@@ -387,9 +425,89 @@ func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer d.Close()
+	if strings.HasPrefix(keyID, id.PublicKey+"_") {
+		k, err := d.GetPublicKey(ctx, keyID)
+		if err == nil {
+			_, err = d.RevokePublicKey(ctx, k.OrgID, keyID, time.Now())
+		}
+		if err != nil {
+			return fmt.Errorf("key revoke: %w", err)
+		}
+		fmt.Fprintf(stdout, "revoked %s\n", keyID)
+		return nil
+	}
 	if err := d.RevokeKey(ctx, keyID, time.Now()); err != nil {
 		return fmt.Errorf("key revoke: %w", err)
 	}
 	fmt.Fprintf(stdout, "revoked %s\n", keyID)
 	return nil
+}
+
+// publicKeyCreate makes a publishable key with the rules of
+// POST /v1/public-keys: 1 to 50 assistants of the organization, 1 to 50
+// http(s) origins, normalized.
+func publicKeyCreate(ctx context.Context, db, org, name, assistantList, originList string, stdout io.Writer) error {
+	assistants, origins := splitList(assistantList), splitList(originList)
+	if n := len(assistants); n == 0 || n > auth.MaxPublicKeyAssistants {
+		return fmt.Errorf("key create --public: --assistants: want 1 to %d assistant ids, got %d", auth.MaxPublicKeyAssistants, n)
+	}
+	if n := len(origins); n == 0 || n > auth.MaxPublicKeyOrigins {
+		return fmt.Errorf("key create --public: --origins: want 1 to %d origins, got %d", auth.MaxPublicKeyOrigins, n)
+	}
+	for i, a := range assistants {
+		if !id.Valid(id.Assistant, a) {
+			return fmt.Errorf("key create --public: --assistants: %q is not an assistant id (asst_…)", a)
+		}
+		if slices.Index(assistants, a) < i {
+			return fmt.Errorf("key create --public: --assistants: %s is given twice", a)
+		}
+	}
+	for i, o := range origins {
+		norm, err := auth.NormalizeOrigin(o)
+		if err != nil {
+			return fmt.Errorf("key create --public: --origins: %q %w", o, err)
+		}
+		if slices.Contains(origins[:i], norm) {
+			return fmt.Errorf("key create --public: --origins: %s is given twice", norm)
+		}
+		origins[i] = norm
+	}
+	d, err := app.OpenMigrated(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	k, key := auth.NewPublicKey(org, name, assistants, origins, time.Now())
+	if err := d.CreatePublicKey(ctx, k); err != nil {
+		return fmt.Errorf("key create --public: %w", err)
+	}
+	fmt.Fprintf(stdout, "created publishable key %s: web calls for %s from %s; the key is shown once:\n%s\n",
+		k.ID, strings.Join(assistants, ","), strings.Join(origins, ","), key)
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// allPublicKeys reads every publishable key of an organization, newest first.
+func allPublicKeys(ctx context.Context, d *app.Database, org string) ([]auth.PublicKey, error) {
+	var out []auth.PublicKey
+	for page := 1; ; page++ {
+		ks, total, err := d.ListPublicKeys(ctx, org, store.Page{Page: page, PageSize: 100})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ks...)
+		if len(ks) == 0 || len(out) >= total {
+			return out, nil
+		}
+	}
 }

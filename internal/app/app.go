@@ -60,6 +60,13 @@ type Config struct {
 	DB        string
 	PublicURL string
 	RateLimit float64
+	// PublicKeyRateLimit is how many requests a minute one publishable
+	// key may make (burst as many); 0 disables.
+	PublicKeyRateLimit float64
+	// PublicKeyAddressRateLimit is how many requests a minute a client
+	// address may make with publishable keys, all keys together (burst as
+	// many); 0 disables.
+	PublicKeyAddressRateLimit float64
 	// RefusalLimit is how many refusals per second a client address may
 	// add once RefusalBurst are spent: requests whose API key check fails
 	// (401) and gateway handshakes that are refused. Past it the client is
@@ -159,6 +166,11 @@ func DefaultConfig() Config {
 		PersonaThink:      300 * time.Millisecond,
 		SandboxVoice:      true,
 		JoinTimeout:       60 * time.Second,
+
+		// A publishable key starts web calls from anyone's browser, and
+		// each costs a conversation: far below RateLimit.
+		PublicKeyRateLimit:        60,
+		PublicKeyAddressRateLimit: 10,
 	}
 }
 
@@ -291,7 +303,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
 	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		Observer: vm, Recordings: recordings, Log: log.With("component", "conversation")})
-	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit, Providers: providers, Webhooks: guard,
+	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
+		PublicKeyRate: cfg.PublicKeyRateLimit, PublicAddressRate: cfg.PublicKeyAddressRateLimit, Providers: providers, Webhooks: guard,
 		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime, Recordings: recordings,
 		Twilio: twilio.NewAccounts(m.twilio, sealer)},
 		db, calls, sched, log, reg)

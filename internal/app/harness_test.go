@@ -73,6 +73,8 @@ func testConfig(dbURL string) Config {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DB = dbURL
 	cfg.RateLimit = 0
+	// publickeys_test.go turns the publishable keys' limits on.
+	cfg.PublicKeyRateLimit, cfg.PublicKeyAddressRateLimit = 0, 0
 	cfg.RefusalLimit = 0            // tests send bad keys on purpose; throttle_test.go turns it on
 	cfg.MetricsAddr = "127.0.0.1:0" // read with b.metrics()
 	cfg.Sandbox = sandbox.Config{RingTime: 100 * time.Millisecond, NoAnswerTimeout: 300 * time.Millisecond, TalkTime: 30 * time.Second}
