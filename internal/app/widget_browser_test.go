@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -86,33 +84,16 @@ func callerWAV(t *testing.T, text string, lead, tail time.Duration) string {
 	return path
 }
 
-// hostPage is a page on another origin that embeds the widget from the
-// app's origin, as a customer's site would. Its /gateway endpoint is the
-// customer's backend: it creates the web call with the secret key, and the
-// browser joins it with Switchboard.join (it holds no key).
-//
-// TODO(publishable keys): when pk_ keys land, add the one-tag embed
-// (<script src=APP/widget.js data-assistant-id data-public-key async>) to
-// this test: Switchboard.start with a pk, CORS from this page's origin.
-const hostPage = `<!doctype html>
+// embedPage is a customer's page on another origin that embeds the
+// widget from the app's origin with the one tag, holding a publishable
+// key (pk_) that may start web calls for one assistant from that origin.
+const embedPage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Bright Smile Dental</title>
 <style>body{font:16px system-ui,sans-serif;margin:40px;color:#1b1f24} h1{font-size:22px}</style></head>
 <body>
 <h1>Bright Smile Dental</h1>
 <p>Questions about an appointment? Talk to our assistant.</p>
-<div id="call"></div>
-<script src="%s/widget.js"></script>
-<script>
-window.sbController = Switchboard.mount("#call", {
-  test: true,
-  gatewayUrl: function () {
-    return fetch("/gateway", {method: "POST"}).then(function (r) {
-      if (!r.ok) throw new Error("backend: HTTP " + r.status);
-      return r.text();
-    });
-  },
-});
-</script>
+<script src="%s/widget.js" data-assistant-id="%s" data-public-key="%s" data-test async></script>
 </body></html>`
 
 // pageStats is window.__switchboardStats, as far as the test reads it.
@@ -147,8 +128,9 @@ type mark struct {
 }
 
 // TestWidgetBrowserCall is the widget end to end, in a real chromium: a
-// customer's page on another origin embeds /widget.js; Tab reaches the
-// call button and Enter starts a call; chromium's fake microphone plays
+// customer's page on another origin embeds /widget.js with one tag and a
+// publishable key for that origin; Tab reaches the call button and Enter
+// starts a call (POST /v1/calls/initiate with the pk_, CORS); chromium's fake microphone plays
 // espeak-ng saying the answer, which reaches the call's transcript as the
 // caller's turn; the assistant's speech plays (the page hears it); the
 // captions show both; a click on "Hang up" ends the call
@@ -165,31 +147,21 @@ func TestWidgetBrowserCall(t *testing.T) {
 	}
 	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Front desk", "model": map[string]any{"provider": "flow"}, "flow": flow}).data()["id"].(string)
 
-	// The customer's site, on its own origin.
-	calls := make(chan string, 4)
-	var backendErr error
-	var mu sync.Mutex
+	// The customer's site, on its own origin, and the publishable key
+	// its page holds (created for that origin; the page is served once it
+	// exists).
+	var pk string
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method == "GET" && r.URL.Path == "/":
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, hostPage, b.m.URL())
-		case r.Method == "POST" && r.URL.Path == "/gateway":
-			id, url, err := initiateWebCall(r.Context(), b.m.URL(), b.key, asst)
-			if err != nil {
-				mu.Lock()
-				backendErr = err
-				mu.Unlock()
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			calls <- id
-			fmt.Fprint(w, url)
-		default:
+		if r.URL.Path != "/" {
 			http.NotFound(w, r)
+			return
 		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, embedPage, b.m.URL(), asst, pk)
 	}))
 	defer site.Close()
+	pk = b.must(201, "POST", "/v1/public-keys", map[string]any{"name": "Dental site", "assistantIds": []string{asst},
+		"origins": []string{site.URL}}).data()["key"].(string)
 
 	ctx := browser(t, chromium, wav)
 	began := time.Now()
@@ -220,12 +192,13 @@ func TestWidgetBrowserCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var callID string
-	select {
-	case callID = <-calls:
-	case <-time.After(10 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("pressing Enter on the button created no call (backend: %v); page: %s", backendErr, stats(ctx))
+	for deadline := time.Now().Add(10 * time.Second); callID == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if list := b.must(200, "GET", "/v1/calls?type=web", nil).list(); len(list) > 0 {
+			callID = list[0]["id"].(string)
+		}
+	}
+	if callID == "" {
+		t.Fatalf("pressing Enter on the button created no call; page: %s", stats(ctx))
 	}
 
 	// The caller's words reach the call as a user turn.
@@ -429,32 +402,38 @@ func saveScreenshot(t *testing.T, png []byte) {
 	t.Logf("screenshot: %s", path)
 }
 
-// initiateWebCall is the customer's backend: POST /v1/calls/initiate with
-// the secret key; returns the call id and its gateway URL.
-func initiateWebCall(ctx context.Context, base, key, assistantID string) (string, string, error) {
-	body := strings.NewReader(fmt.Sprintf(`{"assistantId":%q,"type":"web"}`, assistantID))
-	req, err := http.NewRequestWithContext(ctx, "POST", base+"/v1/calls/initiate", body)
+// TestWidgetBrowserOriginRefused: the same one-tag embed on an origin
+// the publishable key does not name: the click is refused (CORS and the
+// server's 403) with a visible error, and no call is created.
+func TestWidgetBrowserOriginRefused(t *testing.T) {
+	chromium := requireBrowser(t)
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Front desk"}).data()["id"].(string)
+	pk := b.must(201, "POST", "/v1/public-keys", map[string]any{"name": "Dental site", "assistantIds": []string{asst},
+		"origins": []string{"https://dental.example.com"}}).data()["key"].(string)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, embedPage, b.m.URL(), asst, pk)
+	}))
+	defer site.Close()
+	ctx := browser(t, chromium, "")
+	const shadow = `document.querySelector("[data-switchboard-widget]").shadowRoot`
+	const button = shadow + `.querySelector("[data-switchboard-call]")`
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL), chromedp.WaitReady(chromedp.JSPath(button)), chromedp.Click(chromedp.JSPath(button))); err != nil {
+		t.Fatalf("loading the page and clicking: %v", err)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const s = `+shadow+`.querySelector("[data-switchboard-status]"); return s.dataset.state === "error" && s.textContent; })()`,
+		chromedp.WithPollingTimeout(10*time.Second)))
 	if err != nil {
-		return "", "", err
+		t.Fatalf("a refused origin shows no error: %v; page: %s", err, stats(ctx))
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", "", fmt.Errorf("initiate: %w", err)
+	if !strings.Contains(status, site.URL) || !strings.Contains(status, "origins") {
+		t.Errorf("status = %q, want it to name this page's origin and the key's origins", status)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var r struct {
-		CallID  string `json:"callId"`
-		Gateway struct {
-			URL string `json:"url"`
-		} `json:"gateway"`
+	if n := len(b.must(200, "GET", "/v1/calls?type=web", nil).list()); n != 0 {
+		t.Errorf("a page on a refused origin created %d calls, want none", n)
 	}
-	if resp.StatusCode != 201 || json.Unmarshal(raw, &r) != nil || r.Gateway.URL == "" {
-		return "", "", fmt.Errorf("initiate = %d: %s", resp.StatusCode, raw)
-	}
-	return r.CallID, r.Gateway.URL, nil
+	t.Logf("refused origin %s: status %q", site.URL, status)
 }
 
 // TestWidgetBrowserModuleRefused: a page on another origin imports

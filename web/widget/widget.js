@@ -640,7 +640,13 @@
           body: JSON.stringify({ assistantId: opts.assistantId, type: "web" }),
         })
         .catch(function (e) {
-          throw CallError("network", "could not reach " + base + " (" + e.message + ")");
+          // A browser reports a CORS refusal (this page's origin is not
+          // one the publishable key allows) like a network failure.
+          var here = root.location && root.location.origin;
+          throw CallError(
+            "network",
+            "could not reach " + base + " (" + e.message + "): is it up, and is " + here + " one of the publishable key's origins?",
+          );
         })
         .then(function (r) {
           return r
