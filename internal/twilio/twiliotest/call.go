@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -78,6 +79,7 @@ type Call struct {
 	callee         Callee
 	ctl            chan control
 	done           chan struct{}
+	mediaIn        atomic.Int64 // media messages received from the server
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
@@ -134,6 +136,29 @@ func (st State) clone() State {
 
 // maxReceived bounds the audio a call records (two minutes).
 const maxReceived = 120 * 8000
+
+// Counts are a call's running totals. Unlike State, which copies all the
+// call recorded, they are cheap to read while hundreds of calls stream
+// (cmd/benchtwilio reads them at the edges of its measured window).
+type Counts struct {
+	// MediaIn counts the media messages received from the server, when
+	// they arrive (before playback; they are played in real time).
+	MediaIn int64
+	// Heard is len(State().Received): bytes of audio played so far.
+	Heard int
+	// Marks is len(State().Marks): mark names echoed so far.
+	Marks int
+	// Streaming and Ended are State's.
+	Streaming, Ended bool
+}
+
+// Counts returns the call's running totals.
+func (c *Call) Counts() Counts {
+	n := c.mediaIn.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Counts{MediaIn: n, Heard: len(c.st.Received), Marks: len(c.st.Marks), Streaming: c.st.Streaming, Ended: c.st.Ended}
+}
 
 // State returns a copy of the call's state.
 func (c *Call) State() State {

@@ -195,6 +195,7 @@ func (ss *session) read(ctx context.Context) {
 			if err != nil || len(audio) == 0 {
 				continue
 			}
+			ss.c.mediaIn.Add(1)
 			ss.mu.Lock()
 			ss.queue = append(ss.queue, item{audio: audio})
 			ss.mu.Unlock()
