@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-sip fuzz clean
+.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-sip bench-twilio fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -102,3 +102,6 @@ bench-recovery: ## crash recovery of scheduled calls: SIGKILL a node holding dia
 bench-sip: ## concurrent SIP calls to SIPp (-rtp_echo) on loopback, 25 to 400, by outbound frame lateness, loss and CPU per call, vs bare pacers; writes docs/benchmarks.md
 	@./scripts/ensure-deps.sh sip
 	$(GO) run ./internal/bench/cmd/benchsip -out docs/benchmarks.md
+
+bench-twilio: ## concurrent Twilio Media Streams calls to the fake Twilio on loopback, 25 to 400, by outbound frame lateness, marks and CPU per call, vs bare pacers; writes docs/benchmarks.md
+	$(GO) run ./internal/bench/cmd/benchtwilio -out docs/benchmarks.md
