@@ -67,7 +67,7 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("benchtwilio", flag.ContinueOnError)
 	var steps string
 	fs.StringVar(&o.out, "out", "", "markdown file whose \"## bench-twilio\" section is written (empty: print only)")
-	fs.StringVar(&steps, "steps", "25,50,100,200,400", "concurrent call counts, in order (stops after the first step that fails)")
+	fs.StringVar(&steps, "steps", "25,50,100,200,300,400", "concurrent call counts, in order (stops after the first step that fails)")
 	fs.DurationVar(&o.hold, "hold", 10*time.Second, "measured hold per step, every call up")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "wait after the last answer before measuring")
 	fs.DurationVar(&o.baseline, "baseline", 10*time.Second, "measured time of the no-Twilio baseline per step")
@@ -224,7 +224,7 @@ After the last answer and %v of settling, the calls are held for %v:
   fake played and the marks it echoed (50 of each when it keeps real time);
   **mark delay**: from a frame handed to `+"`Line.Write`"+` to its mark's echo handed
   to the runtime by `+"`Line.Receive`"+` (the playback position the runtime sees for
-  barge-in, and how stale it is; over 100 ms counts as the top bucket);
+  barge-in, and how stale it is);
 - **CPU per call**: the bench process's CPU time over the hold (getrusage) ÷
   calls ÷ seconds: provider, HTTP server, pacers, feeder and receivers; the
   fake Twilio runs in a child process (this same binary) and its CPU time
@@ -294,7 +294,15 @@ ratio isolates the Twilio path's cost.
 	}
 	fmt.Fprintf(&b, "\nA step holds when every call was sustained and the p99 frame lateness stayed under %v (bench-sip's bar; the issue sets no goal for Twilio). ", o.goalP99)
 	if best > 0 {
-		fmt.Fprintf(&b, "Largest step that held: **%d calls**.\n", best)
+		fmt.Fprintf(&b, "Largest step that held: **%d calls**.", best)
+		for _, s := range steps {
+			if s.tw.calls == best && s.tw.perCall() > 0 {
+				est := int(0.7 * float64(runtime.NumCPU()) * float64(time.Second) / float64(s.tw.perCall()))
+				fmt.Fprintf(&b, " For users Twilio is remote and its CPU is not on the node: at %d calls the bench process alone (provider, HTTP server, pacers, feeder) used %s of CPU per call and second; at that rate 70%% of the %d CPUs would carry about %d calls without speech engines (an estimate, not a measurement: no TLS here, and the lateness at that count was not measured).",
+					best, perSec(s.tw.perCall()), runtime.NumCPU(), est)
+			}
+		}
+		b.WriteString("\n")
 	} else {
 		b.WriteString("No step held.\n")
 	}
@@ -310,6 +318,9 @@ ratio isolates the Twilio path's cost.
 		}
 		if s.tw.resyncs > 0 || s.tw.dropped > 0 {
 			failures = append(failures, fmt.Sprintf("%d calls: pacer resyncs %d, pacer frames dropped %d", s.tw.calls, s.tw.resyncs, s.tw.dropped))
+		}
+		if s.tw.markUnknown > 0 {
+			failures = append(failures, fmt.Sprintf("%d calls: %d marks of frames sent over 20 s before (not in the mark delay)", s.tw.calls, s.tw.markUnknown))
 		}
 		if s.tw.fakeErr != nil {
 			failures = append(failures, fmt.Sprintf("%d calls: fake: %v", s.tw.calls, s.tw.fakeErr))

@@ -66,7 +66,7 @@ func TestSentAtRing(t *testing.T) {
 		s.frame(t0.Add(time.Duration(i) * 20 * time.Millisecond))
 	}
 	if _, ok := s.sentAt(10); ok {
-		t.Error("sentAt(10) after the ring wrapped: the slot is frame 522's, want unknown")
+		t.Errorf("sentAt(10) after the ring wrapped: the slot is frame %d's, want unknown", ringFrames+10)
 	}
 	if got, ok := s.sentAt(11); !ok || !got.Equal(t0.Add(220*time.Millisecond)) {
 		t.Errorf("sentAt(11) = %v, %v; want 220 ms", got.Sub(t0), ok)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +26,35 @@ import (
 // lateness and every mark's delay, counted while it is open.
 type window struct {
 	late    bench.Lateness
-	markLag bench.Lateness
 	inbound atomic.Int64 // caller frames handed to Receive
+
+	// Marks' delays are kept whole (at most 50 a call and second): once
+	// the fake falls behind real time they grow past any histogram's
+	// range, and by how much is the figure.
+	mu          sync.Mutex
+	markLags    []time.Duration
+	markUnknown int // marks of frames older than the ring
+}
+
+// mark adds one mark's delay; ok false: its frame's time is not known.
+func (w *window) mark(d time.Duration, ok bool) {
+	w.mu.Lock()
+	if ok {
+		w.markLags = append(w.markLags, d)
+	} else {
+		w.markUnknown++
+	}
+	w.mu.Unlock()
+}
+
+// marks returns the delays sorted, and the unknown count; call it once
+// the window is closed.
+func (w *window) marks() (bench.Latencies, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := bench.Latencies(slices.Clone(w.markLags))
+	slices.Sort(l)
+	return l, w.markUnknown
 }
 
 // meter is what the senders of one step share: the window being measured,
@@ -34,8 +62,8 @@ type window struct {
 type meter struct{ cur atomic.Pointer[window] }
 
 // ringFrames is how many frames' write times a call keeps for the marks'
-// delay (10 s); a mark older than that counts as over 100 ms.
-const ringFrames = 512
+// delay (20 s); a mark of an older frame is counted apart.
+const ringFrames = 1024
 
 // sched measures each frame handed to a line against the 20 ms schedule
 // the pacer keeps: anchored at the first frame, restarted when a frame is

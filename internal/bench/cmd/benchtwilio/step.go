@@ -37,6 +37,7 @@ type result struct {
 	windowFrames         int64
 	markP50, markP99     time.Duration // mark delay: frame handed to Write → its mark back at Receive
 	marks                int64         // marks delivered to Receive in the hold (after collapsing)
+	markUnknown          int           // of which, marks of frames older than the ring
 	jitterMed, jitterMax time.Duration // Pacer.Jitter p99 over each call's life: median and max of calls
 	// Over the calls' lives, 0.5 s after the writers stopped:
 	written int64 // frames Line.Write accepted
@@ -101,18 +102,15 @@ func (c *call) Text(string) {}
 // Mark measures how long after its frame was handed to Write the fake's
 // echo of a mark reached Receive: the fake plays 20 ms a tick and echoes
 // the marks it reaches, so this is the playback position the runtime
-// sees, and how stale it is.
+// sees, and how stale it is. Receive hands over only the latest mark of a
+// turn that arrived meanwhile, so fewer marks are measured than echoed.
 func (c *call) Mark(turn string, ms int64) {
 	w := c.sch.m.cur.Load()
 	if w == nil || turn != benchTurn || ms <= 0 {
 		return
 	}
 	at, ok := c.sch.sentAt(ms/20 - 1)
-	if !ok {
-		w.markLag.Add(time.Hour) // older than the ring: the overflow bucket
-		return
-	}
-	w.markLag.Add(time.Since(at))
+	w.mark(time.Since(at), ok)
 }
 
 // turnLine is the call runtime's view of a line that reports playback
@@ -304,7 +302,8 @@ func runTwilio(o options, n int) (result, error) {
 	t0s, t1s := sum(f0), sum(f1)
 	r.heardHold, r.echoedHold = (t1s.heard-t0s.heard)/160, t1s.marks-t0s.marks
 	r.p50, r.p99, r.windowFrames = w.late.Quantile(0.50), w.late.Quantile(0.99), int64(w.late.Count())
-	r.markP50, r.markP99, r.marks = w.markLag.Quantile(0.50), w.markLag.Quantile(0.99), int64(w.markLag.Count())
+	lags, unknown := w.marks()
+	r.markP50, r.markP99, r.marks, r.markUnknown = lags.Q(0.50), lags.Q(0.99), int64(len(lags)+unknown), unknown
 	r.inboundHold = w.inbound.Load()
 
 	stopFeed()
