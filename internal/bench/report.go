@@ -76,6 +76,12 @@ func WriteSection(path, heading, section string) error {
 // Ms formats a duration in milliseconds with two decimals.
 func Ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
+// Pct formats a share (0..1) as a whole percentage.
+func Pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+// PerSec formats a CPU time per second (of a call, say) in microseconds.
+func PerSec(d time.Duration) string { return fmt.Sprintf("%dµs/s", d.Microseconds()) }
+
 // Median of xs (mean of the middle two for an even count).
 func Median(xs []float64) float64 {
 	if len(xs) == 0 {

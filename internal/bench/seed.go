@@ -2,6 +2,13 @@
 // writes calls straight into the database, a bare net/http JSON handler to
 // compare against, a closed- and open-loop load generator and the writer of
 // docs/benchmarks.md. The entry point is ./cmd/benchapi (`make bench-api`).
+//
+// It also holds what the benches of calls (./cmd/benchsip, ./cmd/benchtwilio)
+// measure with, so that their figures are comparable: the speech-like signal
+// and the feeder that keeps the product's pacers ahead (pacing.go), each
+// frame's lateness against its schedule (FrameSchedule, Lateness), the
+// bare-pacer baseline, and CPU times from /proc with the wait for a quiet
+// machine (cpu.go).
 package bench
 
 import (

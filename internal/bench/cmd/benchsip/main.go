@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"switchboard/internal/bench"
@@ -95,7 +94,7 @@ func parseFlags(args []string) (options, error) {
 	if o.rate < 1 || o.hold <= 0 || o.baseline <= 0 {
 		return o, fmt.Errorf("-rate, -hold and -baseline must be positive")
 	}
-	o.frames = speech(3)
+	o.frames = bench.Speech(3)
 	o.start, o.load = time.Now().UTC(), bench.LoadAvg()
 	return o, nil
 }
@@ -158,42 +157,19 @@ func runWrite(o options, steps []stepResult) error {
 // runStep waits for a quiet machine, then runs n calls and the baseline.
 func runStep(o options, n int) (stepResult, error) {
 	var s stepResult
-	s.busy = !waitQuiet(o.quietWait)
+	s.busy = !bench.WaitQuiet(o.quietWait)
 	fmt.Printf("step %d calls: placing at %d/s, holding %v\n", n, o.rate, o.hold)
 	r, err := runSIP(o, n)
 	if err != nil {
 		return s, fmt.Errorf("step %d: %w", n, err)
 	}
 	fmt.Printf("  answered %d, sustained %d, lateness p50 %s p99 %s, written %d echoed %d lost %d fill %d, CPU/call %v/s, SIPp %s, others %s, failures %v\n",
-		r.answered, r.sustained, bench.Ms(r.p50), bench.Ms(r.p99), r.written, r.echoed, r.lost(), r.fill, r.perCall(), sippSummary(r), pct(r.cpu.share(r.cpu.others())), r.failed)
-	s.busy = !waitQuiet(o.quietWait/2) || s.busy
+		r.answered, r.sustained, bench.Ms(r.p50), bench.Ms(r.p99), r.written, r.echoed, r.lost(), r.fill, r.perCall(), sippSummary(r), bench.Pct(r.cpu.Share(r.cpu.Others())), r.failed)
+	s.busy = !bench.WaitQuiet(o.quietWait/2) || s.busy
 	b := runBare(o, n)
-	fmt.Printf("  baseline: p50 %s p99 %s, CPU/call %v/s, others %s\n", bench.Ms(b.p50), bench.Ms(b.p99), b.perCall(), pct(b.cpu.share(b.cpu.others())))
+	fmt.Printf("  baseline: p50 %s p99 %s, CPU/call %v/s, others %s\n", bench.Ms(b.p50), bench.Ms(b.p99), b.perCall(), bench.Pct(b.cpu.Share(b.cpu.Others())))
 	s.sip, s.bare = r, b
 	return s, nil
-}
-
-// niceness says at what scheduling priority the bench (and SIPp, its
-// child) ran: on a machine shared with other work, a raised priority
-// keeps the neighbours' load out of the figures. With autogroups (the
-// kernel's default) a process's nice ranks it only within its session;
-// between sessions the session's autogroup nice counts.
-func niceness() string {
-	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
-	if err != nil {
-		return "priority unknown"
-	}
-	nice := 20 - prio // the raw system call returns 20 - nice
-	group := 0
-	if b, err := os.ReadFile("/proc/self/autogroup"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 3 && f[1] == "nice" {
-			group, _ = strconv.Atoi(f[2])
-		}
-	}
-	if nice == 0 && group == 0 {
-		return "default priority (nice 0)"
-	}
-	return fmt.Sprintf("run at nice %d, autogroup nice %d (bench and SIPp), the machine being shared with other builds and tests", nice, group)
 }
 
 func sippSummary(r result) string {
@@ -202,12 +178,6 @@ func sippSummary(r result) string {
 		s += " (" + r.sippErr.Error() + ")"
 	}
 	return s
-}
-
-func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
-
-func perSec(d time.Duration) string {
-	return fmt.Sprintf("%dµs/s", d.Microseconds())
 }
 
 func report(o options, steps []stepResult) string {
@@ -256,9 +226,9 @@ cost.
 - **Machine:** %d CPUs (%s), GOMAXPROCS %d, %s %s/%s; 1-minute load average %s at the start; %s
 - **Command:** `+"`make bench-sip`"+` (`+"`%s`"+`)
 
-`, o.rate, lowWater, highWater, o.settle, o.hold, o.baseline,
+`, o.rate, bench.LowWater, bench.HighWater, o.settle, o.hold, o.baseline,
 		o.start.Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), bench.CPUModel(), runtime.GOMAXPROCS(0),
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, o.load, niceness(), cmd)
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, o.load, bench.Niceness("bench and SIPp"), cmd)
 
 	b.WriteString("| calls | answered | **sustained** | frame lateness p50 | **p99** | baseline p50 | baseline p99 | p99 ÷ baseline | `Pacer.Jitter` p99 (median / max of calls) | frames written | lost | line fill | **CPU per call** | baseline CPU per call | process CPU (of 2) | SIPp CPU | other processes (calls / baseline) | SIPp: calls ok / failed |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
@@ -287,9 +257,9 @@ cost.
 		}
 		fmt.Fprintf(&b, "| %d | %d | **%d** | %s | **%s**%s | %s | %s | %s | %s / %s | %d | %d (%.3f%%) | %d | **%s** | %s | %s | %s | %s / %s | %s |\n",
 			r.calls, r.answered, r.sustained, bench.Ms(r.p50), bench.Ms(r.p99), mark, bench.Ms(z.p50), bench.Ms(z.p99), ratio,
-			bench.Ms(r.jitterMed), bench.Ms(r.jitterMax), r.written, r.lost(), lostPct, r.fill,
-			perSec(r.perCall()), perSec(z.perCall()),
-			pct(r.cpu.share(r.cpu.self)), pct(r.cpu.share(r.cpu.sipp)), pct(r.cpu.share(r.cpu.others())), pct(z.cpu.share(z.cpu.others())),
+			bench.Ms(r.pacers.JitterMed), bench.Ms(r.pacers.JitterMax), r.written, r.lost(), lostPct, r.fill,
+			bench.PerSec(r.perCall()), bench.PerSec(z.perCall()),
+			bench.Pct(r.cpu.Share(r.cpu.Self)), bench.Pct(r.cpu.Share(r.cpu.Peer)), bench.Pct(r.cpu.Share(r.cpu.Others())), bench.Pct(z.cpu.Share(z.cpu.Others())),
 			sippSummary(r))
 	}
 	fmt.Fprintf(&b, "\nGoal (issue 9): at least 200 concurrent SIP calls with p99 outbound frame lateness under %v on the 2 cores. ", o.goalP99)
@@ -313,9 +283,9 @@ cost.
 		for _, k := range keys {
 			failures = append(failures, fmt.Sprintf("%d calls: %s × %d", s.sip.calls, k, s.sip.failed[k]))
 		}
-		if s.sip.resyncs > 0 || s.sip.dropped > 0 || s.sip.rtpDropped > 0 {
+		if s.sip.pacers.Resyncs > 0 || s.sip.pacers.Dropped > 0 || s.sip.rtpDropped > 0 {
 			failures = append(failures, fmt.Sprintf("%d calls: pacer resyncs %d, pacer frames dropped %d, received RTP dropped (runtime too slow) %d",
-				s.sip.calls, s.sip.resyncs, s.sip.dropped, s.sip.rtpDropped))
+				s.sip.calls, s.sip.pacers.Resyncs, s.sip.pacers.Dropped, s.sip.rtpDropped))
 		}
 	}
 	if len(failures) > 0 {

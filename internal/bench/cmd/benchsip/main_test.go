@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"switchboard/internal/audio"
 )
 
 func TestSchedLateness(t *testing.T) {
@@ -24,7 +22,7 @@ func TestSchedLateness(t *testing.T) {
 	for _, ms := range at {
 		s.frame(t0.Add(time.Duration(ms) * time.Millisecond))
 	}
-	if got := s.sent.Load(); got != int64(len(at)) {
+	if got := s.Sent.Load(); got != int64(len(at)) {
 		t.Errorf("sent = %d, want %d", got, len(at))
 	}
 	if got := w.late.Count(); got != uint64(len(at)) {
@@ -40,24 +38,6 @@ func TestSchedLateness(t *testing.T) {
 	s.frame(t0.Add(310 * time.Millisecond))
 	if got := w.late.Count(); got != uint64(len(at)) {
 		t.Errorf("a frame after the window closed was counted: %d", got)
-	}
-}
-
-func TestSpeechNeverSilent(t *testing.T) {
-	frames := speech(3)
-	if len(frames) != 150 {
-		t.Fatalf("speech(3) = %d frames, want 150", len(frames))
-	}
-	for i, f := range frames {
-		if len(f) != 160 || silentFrame(f) {
-			t.Fatalf("frame %d: %d bytes, silent %v; want 160 bytes of signal", i, len(f), silentFrame(f))
-		}
-		if db := audio.DBFS(audio.MulawDecode(nil, f)); db < -30 || db > -3 {
-			t.Errorf("frame %d at %.1f dBFS, want speech level (-30 to -3)", i, db)
-		}
-	}
-	if !silentFrame([]byte{0xFF, 0xFF}) || silentFrame([]byte{0xFF, 0x7F}) || silentFrame(nil) {
-		t.Error("silentFrame: want true only for all-0xFF frames")
 	}
 }
 

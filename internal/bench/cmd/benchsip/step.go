@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,32 +17,22 @@ import (
 	"switchboard/internal/telephony"
 )
 
-// Each pacer is kept between lowWater and highWater frames ahead (as a TTS
-// stream is): the feeder tops them up every feedEvery, so a queue never
-// runs dry unless the feeder is starved for most of a second.
-const (
-	lowWater  = 25
-	highWater = 40
-	feedEvery = 100 * time.Millisecond
-)
-
 // result is one step's figures.
 type result struct {
-	calls                int
-	answered             int
-	failed               map[string]int // Ended before the answer, by reason; place errors
-	sustained            int            // answered and still up at the end of the hold
-	p50, p99             time.Duration
-	windowFrames         int64
-	jitterMed, jitterMax time.Duration // Pacer.Jitter p99 over each call's life: median and max of calls
-	written, echoed      int64         // over the calls' lives: frames handed to Line.Write, and echoed back (not silence)
-	fill                 int64         // silence frames echoed back during the hold: the line's own fill when the pacer fell > 1 frame behind
-	resyncs, dropped     uint64
-	hold                 time.Duration
-	cpu                  cpuTimes
-	sippOK, sippFailed   int
-	sippErr              error
-	rtpDropped           uint64
+	calls              int
+	answered           int
+	failed             map[string]int // Ended before the answer, by reason; place errors
+	sustained          int            // answered and still up at the end of the hold
+	p50, p99           time.Duration
+	windowFrames       int64
+	written, echoed    int64              // over the calls' lives: frames handed to Line.Write, and echoed back (not silence)
+	fill               int64              // silence frames echoed back during the hold: the line's own fill when the pacer fell > 1 frame behind
+	pacers             bench.PacerSummary // over the calls' lives
+	hold               time.Duration
+	cpu                bench.CPU
+	sippOK, sippFailed int
+	sippErr            error
+	rtpDropped         uint64
 }
 
 // lost is frames written that did not come back (never negative).
@@ -54,7 +43,7 @@ func (r result) perCall() time.Duration {
 	if r.calls == 0 || r.hold <= 0 {
 		return 0
 	}
-	return time.Duration(float64(r.cpu.self) / float64(r.calls) / r.hold.Seconds())
+	return time.Duration(float64(r.cpu.Self) / float64(r.calls) / r.hold.Seconds())
 }
 
 // call is one answered call: the product's pacer writing into the line,
@@ -63,13 +52,12 @@ type call struct {
 	line   telephony.Line
 	pacer  *audio.Pacer
 	sch    *sched
-	next   int // the next frame of the signal to push (feeder only)
 	echoed atomic.Int64
 	ended  atomic.Bool // Receive returned: the line ended
 }
 
 func (c *call) Audio(b []byte) {
-	if silentFrame(b) {
+	if bench.SilentFrame(b) {
 		if w := c.sch.m.cur.Load(); w != nil {
 			w.fill.Add(1)
 		}
@@ -80,50 +68,6 @@ func (c *call) Audio(b []byte) {
 func (c *call) DTMF(byte)          {}
 func (c *call) Text(string)        {}
 func (c *call) Mark(string, int64) {}
-
-// feeder tops up every pacer from the looped signal until ctx ends.
-type feeder struct {
-	mu     sync.Mutex
-	calls  []*call
-	frames [][]byte
-}
-
-func (f *feeder) add(c *call) {
-	f.mu.Lock()
-	c.next = (len(f.calls) * 37) % len(f.frames) // calls start at different points
-	f.calls = append(f.calls, c)
-	f.top(c)
-	f.mu.Unlock()
-}
-
-// top pushes frames until c's pacer holds highWater; f.mu is held.
-func (f *feeder) top(c *call) {
-	q := c.pacer.Stats().Queued
-	if q >= lowWater {
-		return
-	}
-	for ; q < highWater; q++ {
-		c.pacer.Push(f.frames[c.next])
-		c.next = (c.next + 1) % len(f.frames)
-	}
-}
-
-func (f *feeder) run(ctx context.Context) {
-	t := time.NewTicker(feedEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		f.mu.Lock()
-		for _, c := range f.calls {
-			f.top(c)
-		}
-		f.mu.Unlock()
-	}
-}
 
 // runSIP places o.calls calls to SIPp, holds them for o.hold with the
 // pacers writing speech, and hangs them up.
@@ -162,7 +106,7 @@ func runSIP(o options, n int) (result, error) {
 	defer p.Close()
 
 	m := &meter{}
-	fd := &feeder{frames: o.frames}
+	fd := bench.NewFeeder(o.frames)
 	var (
 		calls    []*call
 		pacersWG sync.WaitGroup
@@ -172,7 +116,7 @@ func runSIP(o options, n int) (result, error) {
 	defer stopPacers()
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	defer stopFeed()
-	go fd.run(feedCtx)
+	go fd.Run(feedCtx)
 
 	// Place the calls at o.rate a second; take their events meanwhile.
 	tr := telephony.Trunk{ConnectionID: "bench", Address: s.addr(), Transport: "udp"}
@@ -207,7 +151,7 @@ func runSIP(o options, n int) (result, error) {
 				pending--
 				r.answered++
 				c := &call{line: ev.Line, sch: &sched{m: m}}
-				c.pacer = audio.NewPacer(highWater, func(b []byte) error {
+				c.pacer = audio.NewPacer(bench.HighWater, func(b []byte) error {
 					c.sch.frame(time.Now())
 					return ev.Line.Write(b)
 				}, nil)
@@ -223,7 +167,7 @@ func runSIP(o options, n int) (result, error) {
 					defer pacersWG.Done()
 					_ = c.pacer.Run(pacerCtx)
 				}()
-				fd.add(c)
+				fd.Add(c.pacer)
 			}
 		case <-deadline:
 			r.failed[fmt.Sprintf("no answer within the ramp (%d)", pending)] += pending
@@ -236,13 +180,7 @@ func runSIP(o options, n int) (result, error) {
 
 	time.Sleep(o.settle)
 	w := &window{}
-	c0 := readCPU(bench.CPUTime, s.pid())
-	t0 := time.Now()
-	m.cur.Store(w)
-	time.Sleep(o.hold)
-	m.cur.Store(nil)
-	r.hold = time.Since(t0)
-	r.cpu = readCPU(bench.CPUTime, s.pid()).minus(c0)
+	r.hold, r.cpu = bench.Hold(&m.cur, w, o.hold, s.pid())
 	for _, c := range calls {
 		if !c.ended.Load() {
 			r.sustained++
@@ -255,20 +193,13 @@ func runSIP(o options, n int) (result, error) {
 	stopPacers()
 	pacersWG.Wait()
 	time.Sleep(500 * time.Millisecond) // the echo's tail
-	var jit []time.Duration
-	for _, c := range calls {
-		r.written += c.sch.sent.Load()
+	pacers := make([]*audio.Pacer, len(calls))
+	for i, c := range calls {
+		r.written += c.sch.Sent.Load()
 		r.echoed += c.echoed.Load()
-		st := c.pacer.Stats()
-		r.resyncs += st.Resyncs
-		r.dropped += st.Dropped
-		_, p99 := c.pacer.Jitter()
-		jit = append(jit, p99)
+		pacers[i] = c.pacer
 	}
-	if len(jit) > 0 {
-		slices.Sort(jit)
-		r.jitterMed, r.jitterMax = jit[len(jit)/2], jit[len(jit)-1]
-	}
+	r.pacers = bench.SummarizePacers(pacers)
 	r.rtpDropped = p.Stats().RTPQueueDropped
 
 	// Hang up: our BYE completes each of SIPp's calls.
@@ -295,45 +226,11 @@ func runSIP(o options, n int) (result, error) {
 	return r, nil
 }
 
-// runBare runs n of the same pacers, fed the same way, writing to a line
-// that does nothing: the timers and the scheduler alone, no SIP, no RTP.
+// runBare runs the step's baseline (bench.RunBaseline): n of the same
+// pacers, fed the same way, writing to a line that does nothing: the
+// timers and the scheduler alone, no SIP, no RTP.
 func runBare(o options, n int) result {
-	r := result{calls: n, answered: n, sustained: n, failed: map[string]int{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	m := &meter{}
-	fd := &feeder{frames: o.frames}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		fd.run(ctx)
-	}()
-	for range n {
-		c := &call{sch: &sched{m: m}}
-		c.pacer = audio.NewPacer(highWater, func([]byte) error {
-			c.sch.frame(time.Now())
-			return nil
-		}, nil)
-		fd.add(c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = c.pacer.Run(ctx)
-		}()
-		time.Sleep(time.Second / time.Duration(o.rate)) // the same ramp as the calls
-	}
-	time.Sleep(o.settle)
-	w := &window{}
-	c0 := readCPU(bench.CPUTime, 0)
-	t0 := time.Now()
-	m.cur.Store(w)
-	time.Sleep(o.baseline)
-	m.cur.Store(nil)
-	r.hold = time.Since(t0)
-	r.cpu = readCPU(bench.CPUTime, 0).minus(c0)
-	r.p50, r.p99, r.windowFrames = w.late.Quantile(0.50), w.late.Quantile(0.99), int64(w.late.Count())
-	cancel()
-	wg.Wait()
-	return r
+	b := bench.RunBaseline(n, o.rate, o.frames, o.settle, o.baseline)
+	return result{calls: n, answered: n, sustained: n, failed: map[string]int{},
+		p50: b.P50, p99: b.P99, windowFrames: b.Frames, hold: b.Hold, cpu: b.CPU}
 }

@@ -24,7 +24,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"switchboard/internal/bench"
@@ -89,7 +88,7 @@ func parseFlags(args []string) (options, error) {
 	if o.rate < 1 || o.hold <= 0 || o.baseline <= 0 {
 		return o, fmt.Errorf("-rate, -hold and -baseline must be positive")
 	}
-	o.frames = speech(3)
+	o.frames = bench.Speech(3)
 	o.start, o.load = time.Now().UTC(), bench.LoadAvg()
 	return o, nil
 }
@@ -155,7 +154,7 @@ func runWrite(o options, steps []stepResult) error {
 // runStep waits for a quiet machine, then runs n calls and the baseline.
 func runStep(o options, n int) (stepResult, error) {
 	var s stepResult
-	s.busy = !waitQuiet(o.quietWait)
+	s.busy = !bench.WaitQuiet(o.quietWait)
 	fmt.Printf("step %d calls: placing at %d/s, holding %v\n", n, o.rate, o.hold)
 	r, err := runTwilio(o, n)
 	if err != nil {
@@ -163,40 +162,13 @@ func runStep(o options, n int) (stepResult, error) {
 	}
 	fmt.Printf("  answered %d, sustained %d, lateness p50 %s p99 %s, written %d received by the fake %d lost %d, played %.1f/s marks echoed %.1f/s per call, mark delay p50 %s p99 %s, CPU/call %v/s + fake %v/s, others %s, failures %v\n",
 		r.answered, r.sustained, bench.Ms(r.p50), bench.Ms(r.p99), r.written, r.fakeIn, r.lost(), r.rate(r.heardHold), r.rate(r.echoedHold),
-		bench.Ms(r.markP50), bench.Ms(r.markP99), r.perCall(), r.perCallOf(r.cpu.fake), pct(r.cpu.share(r.cpu.others())), r.failed)
-	s.busy = !waitQuiet(o.quietWait/2) || s.busy
+		bench.Ms(r.markP50), bench.Ms(r.markP99), r.perCall(), r.perCallOf(r.cpu.Peer), bench.Pct(r.cpu.Share(r.cpu.Others())), r.failed)
+	s.busy = !bench.WaitQuiet(o.quietWait/2) || s.busy
 	b := runBare(o, n)
-	fmt.Printf("  baseline: p50 %s p99 %s, CPU/call %v/s, others %s\n", bench.Ms(b.p50), bench.Ms(b.p99), b.perCall(), pct(b.cpu.share(b.cpu.others())))
+	fmt.Printf("  baseline: p50 %s p99 %s, CPU/call %v/s, others %s\n", bench.Ms(b.p50), bench.Ms(b.p99), b.perCall(), bench.Pct(b.cpu.Share(b.cpu.Others())))
 	s.tw, s.bare = r, b
 	return s, nil
 }
-
-// niceness says at what scheduling priority the bench (and the fake, its
-// child) ran: on a machine shared with other work, a raised priority
-// keeps the neighbours' load out of the figures. With autogroups (the
-// kernel's default) a process's nice ranks it only within its session;
-// between sessions the session's autogroup nice counts.
-func niceness() string {
-	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
-	if err != nil {
-		return "priority unknown"
-	}
-	nice := 20 - prio // the raw system call returns 20 - nice
-	group := 0
-	if b, err := os.ReadFile("/proc/self/autogroup"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 3 && f[1] == "nice" {
-			group, _ = strconv.Atoi(f[2])
-		}
-	}
-	if nice == 0 && group == 0 {
-		return "default priority (nice 0)"
-	}
-	return fmt.Sprintf("run at nice %d, autogroup nice %d (bench and fake), the machine being shared with other builds and tests", nice, group)
-}
-
-func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
-
-func perSec(d time.Duration) string { return fmt.Sprintf("%dµs/s", d.Microseconds()) }
 
 func report(o options, steps []stepResult) string {
 	var b strings.Builder
@@ -258,9 +230,9 @@ ratio isolates the Twilio path's cost.
 - **Machine:** %d CPUs (%s), GOMAXPROCS %d, %s %s/%s; 1-minute load average %s at the start; %s
 - **Command:** `+"`make bench-twilio`"+` (`+"`%s`"+`)
 
-`, o.rate, lowWater, highWater, o.settle, o.hold, o.baseline,
+`, o.rate, bench.LowWater, bench.HighWater, o.settle, o.hold, o.baseline,
 		o.start.Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), bench.CPUModel(), runtime.GOMAXPROCS(0),
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, o.load, niceness(), cmd)
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, o.load, bench.Niceness("bench and fake"), cmd)
 
 	b.WriteString("| calls | answered | **sustained** | frame lateness p50 | **p99** | baseline p50 | baseline p99 | p99 ÷ baseline | `Pacer.Jitter` p99 (median / max of calls) | **CPU per call** (bench process) | baseline CPU per call | difference | fake Twilio CPU per call | bench process CPU (of 2) | fake CPU (of 2) | other processes (calls / baseline) |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -288,9 +260,9 @@ ratio isolates the Twilio path's cost.
 		}
 		fmt.Fprintf(&b, "| %d | %d | **%d** | %s | **%s**%s | %s | %s | %s | %s / %s | **%s** | %s | %s | %s | %s | %s | %s / %s |\n",
 			r.calls, r.answered, r.sustained, bench.Ms(r.p50), bench.Ms(r.p99), mark, bench.Ms(z.p50), bench.Ms(z.p99), ratio,
-			bench.Ms(r.jitterMed), bench.Ms(r.jitterMax),
-			perSec(r.perCall()), perSec(z.perCall()), perSec(r.perCall()-z.perCall()), perSec(r.perCallOf(r.cpu.fake)),
-			pct(r.cpu.share(r.cpu.self)), pct(r.cpu.share(r.cpu.fake)), pct(r.cpu.share(r.cpu.others())), pct(z.cpu.share(z.cpu.others())))
+			bench.Ms(r.pacers.JitterMed), bench.Ms(r.pacers.JitterMax),
+			bench.PerSec(r.perCall()), bench.PerSec(z.perCall()), bench.PerSec(r.perCall()-z.perCall()), bench.PerSec(r.perCallOf(r.cpu.Peer)),
+			bench.Pct(r.cpu.Share(r.cpu.Self)), bench.Pct(r.cpu.Share(r.cpu.Peer)), bench.Pct(r.cpu.Share(r.cpu.Others())), bench.Pct(z.cpu.Share(z.cpu.Others())))
 	}
 	b.WriteString("\nMedia and marks, per step (the same runs):\n\n")
 	b.WriteString("| calls | frames written | received by the fake | lost | played by the fake (per call, s) | marks echoed by the fake (per call, s) | marks reaching `Receive` (per call, s) | **mark delay p50** | **p99** | caller frames at `Receive` (per call, s) | caller audio dropped / writes dropped / bad messages (provider) |\n")
@@ -313,7 +285,7 @@ ratio isolates the Twilio path's cost.
 			if s.tw.calls == best && s.tw.perCall() > 0 {
 				est := int(0.7 * float64(runtime.NumCPU()) * float64(time.Second) / float64(s.tw.perCall()))
 				fmt.Fprintf(&b, " For users Twilio is remote and its CPU is not on the node: at %d calls the bench process alone (provider, HTTP server, pacers, feeder) used %s of CPU per call and second; at that rate 70%% of the %d CPUs would carry about %d calls without speech engines (an estimate, not a measurement: no TLS here, and the lateness at that count was not measured).",
-					best, perSec(s.tw.perCall()), runtime.NumCPU(), est)
+					best, bench.PerSec(s.tw.perCall()), runtime.NumCPU(), est)
 			}
 		}
 		b.WriteString("\n")
@@ -330,8 +302,8 @@ ratio isolates the Twilio path's cost.
 		for _, k := range keys {
 			failures = append(failures, fmt.Sprintf("%d calls: %s × %d", s.tw.calls, k, s.tw.failed[k]))
 		}
-		if s.tw.resyncs > 0 || s.tw.dropped > 0 {
-			failures = append(failures, fmt.Sprintf("%d calls: pacer resyncs %d, pacer frames dropped %d", s.tw.calls, s.tw.resyncs, s.tw.dropped))
+		if s.tw.pacers.Resyncs > 0 || s.tw.pacers.Dropped > 0 {
+			failures = append(failures, fmt.Sprintf("%d calls: pacer resyncs %d, pacer frames dropped %d", s.tw.calls, s.tw.pacers.Resyncs, s.tw.pacers.Dropped))
 		}
 		if s.tw.markUnknown > 0 {
 			failures = append(failures, fmt.Sprintf("%d calls: %d marks of frames sent over 20 s before (not in the mark delay)", s.tw.calls, s.tw.markUnknown))

@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"switchboard/internal/audio"
+	"switchboard/internal/bench"
 	"switchboard/internal/telephony"
 	"switchboard/internal/twilio"
 )
@@ -34,21 +34,20 @@ type result struct {
 	sustained int            // answered and still up (line and fake stream) at the end of the hold
 	p50, p99  time.Duration
 	// windowFrames is the frames measured in the hold.
-	windowFrames         int64
-	markP50, markP99     time.Duration // mark delay: frame handed to Write → its mark back at Receive
-	marks                int64         // marks delivered to Receive in the hold (after collapsing)
-	markUnknown          int           // of which, marks of frames older than the ring
-	jitterMed, jitterMax time.Duration // Pacer.Jitter p99 over each call's life: median and max of calls
+	windowFrames     int64
+	markP50, markP99 time.Duration // mark delay: frame handed to Write → its mark back at Receive
+	marks            int64         // marks delivered to Receive in the hold (after collapsing)
+	markUnknown      int           // of which, marks of frames older than the ring
 	// Over the calls' lives, 0.5 s after the writers stopped:
 	written int64 // frames Line.Write accepted
 	fakeIn  int64 // media messages the fake received
 	// In the hold, at the fake: frames played, marks echoed; and caller
 	// frames that reached Receive.
 	heardHold, echoedHold, inboundHold int64
-	resyncs, dropped                   uint64
+	pacers                             bench.PacerSummary // over the calls' lives
 	prov                               twilio.Stats
 	hold                               time.Duration
-	cpu                                cpuTimes
+	cpu                                bench.CPU
 	fakeErr                            error
 }
 
@@ -56,7 +55,7 @@ type result struct {
 func (r result) lost() int64 { return max(r.written-r.fakeIn, 0) }
 
 // perCall is the process's CPU time per call and second of the hold.
-func (r result) perCall() time.Duration { return r.perCallOf(r.cpu.self) }
+func (r result) perCall() time.Duration { return r.perCallOf(r.cpu.Self) }
 
 // perCallOf is d per call and second of the hold.
 func (r result) perCallOf(d time.Duration) time.Duration {
@@ -181,7 +180,7 @@ func runTwilio(o options, n int) (result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := &meter{}
-	fd := &feeder{frames: o.frames}
+	fd := bench.NewFeeder(o.frames)
 	var (
 		calls    []*call
 		pacersWG sync.WaitGroup
@@ -192,7 +191,7 @@ func runTwilio(o options, n int) (result, error) {
 	defer stopPacers()
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	defer stopFeed()
-	feedWG.Go(func() { fd.run(feedCtx) })
+	feedWG.Go(func() { fd.Run(feedCtx) })
 	defer feedWG.Wait()
 	// Whatever happens, the calls end before the provider closes.
 	defer func() {
@@ -246,7 +245,7 @@ func runTwilio(o options, n int) (result, error) {
 				if tl, ok := ev.Line.(turnLine); ok {
 					tl.AudioStart(benchTurn)
 				}
-				c.pacer = audio.NewPacer(highWater, func(b []byte) error {
+				c.pacer = audio.NewPacer(bench.HighWater, func(b []byte) error {
 					c.sch.frame(time.Now())
 					if err := ev.Line.Write(b); err != nil {
 						return err
@@ -260,7 +259,7 @@ func runTwilio(o options, n int) (result, error) {
 					c.ended.Store(true)
 				})
 				pacersWG.Go(func() { _ = c.pacer.Run(pacerCtx) })
-				fd.add(c.pacer)
+				fd.Add(c.pacer)
 			}
 		case <-deadline.C:
 			r.failed[fmt.Sprintf("no answer within the ramp (%d)", pending)] += pending
@@ -283,13 +282,7 @@ func runTwilio(o options, n int) (result, error) {
 		return r, err
 	}
 	w := &window{}
-	c0 := readCPU(fake.pid())
-	t0 := time.Now()
-	m.cur.Store(w)
-	time.Sleep(o.hold)
-	m.cur.Store(nil)
-	r.hold = time.Since(t0)
-	r.cpu = readCPU(fake.pid()).minus(c0)
+	r.hold, r.cpu = bench.Hold(&m.cur, w, o.hold, fake.pid())
 	f1, err := fake.counts(qctx, sids)
 	if err != nil {
 		return r, err
@@ -315,19 +308,12 @@ func runTwilio(o options, n int) (result, error) {
 		return r, err
 	}
 	r.fakeIn = sum(f2).mediaIn
-	var jit []time.Duration
-	for _, c := range calls {
+	pacers := make([]*audio.Pacer, len(calls))
+	for i, c := range calls {
 		r.written += c.ok.Load()
-		st := c.pacer.Stats()
-		r.resyncs += st.Resyncs
-		r.dropped += st.Dropped
-		_, p99 := c.pacer.Jitter()
-		jit = append(jit, p99)
+		pacers[i] = c.pacer
 	}
-	if len(jit) > 0 {
-		slices.Sort(jit)
-		r.jitterMed, r.jitterMax = jit[len(jit)/2], jit[len(jit)-1]
-	}
+	r.pacers = bench.SummarizePacers(pacers)
 
 	// Hang up as the runtime does: Line.Hangup ends the call at Twilio
 	// (REST) and closes the stream.
@@ -354,37 +340,11 @@ func runTwilio(o options, n int) (result, error) {
 	return r, nil
 }
 
-// runBare runs n of the same pacers, fed the same way, writing to a line
-// that does nothing: the timers and the scheduler alone, no Twilio.
+// runBare runs the step's baseline (bench.RunBaseline): n of the same
+// pacers, fed the same way, writing to a line that does nothing: the
+// timers and the scheduler alone, no Twilio.
 func runBare(o options, n int) result {
-	r := result{calls: n, answered: n, sustained: n, failed: map[string]int{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	m := &meter{}
-	fd := &feeder{frames: o.frames}
-	var wg sync.WaitGroup
-	wg.Go(func() { fd.run(ctx) })
-	for range n {
-		s := &sched{m: m}
-		p := audio.NewPacer(highWater, func([]byte) error {
-			s.frame(time.Now())
-			return nil
-		}, nil)
-		fd.add(p)
-		wg.Go(func() { _ = p.Run(ctx) })
-		time.Sleep(time.Second / time.Duration(o.rate)) // the same ramp as the calls
-	}
-	time.Sleep(o.settle)
-	w := &window{}
-	c0 := readCPU(0)
-	t0 := time.Now()
-	m.cur.Store(w)
-	time.Sleep(o.baseline)
-	m.cur.Store(nil)
-	r.hold = time.Since(t0)
-	r.cpu = readCPU(0).minus(c0)
-	r.p50, r.p99, r.windowFrames = w.late.Quantile(0.50), w.late.Quantile(0.99), int64(w.late.Count())
-	cancel()
-	wg.Wait()
-	return r
+	b := bench.RunBaseline(n, o.rate, o.frames, o.settle, o.baseline)
+	return result{calls: n, answered: n, sustained: n, failed: map[string]int{},
+		p50: b.P50, p99: b.P99, windowFrames: b.Frames, hold: b.Hold, cpu: b.CPU}
 }
