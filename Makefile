@@ -40,7 +40,7 @@ test: ## go vet + make lint + go test -race on SQLite and PostgreSQL, with the n
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-js
 	SWITCHBOARD_TEST_POSTGRES="$${SWITCHBOARD_TEST_POSTGRES:-$$(./scripts/ensure-postgres.sh)}" \
-		SWITCHBOARD_REQUIRE_SIP=1 SWITCHBOARD_REQUIRE_BROWSER=1 CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
+		SWITCHBOARD_REQUIRE_SIP=1 SWITCHBOARD_REQUIRE_BROWSER=1 SWITCHBOARD_SCREENSHOTS=1 CGO_ENABLED=1 $(GO) test -tags speech_native -race -count=1 -timeout 12m ./...
 
 # The web widget's JavaScript unit tests (resampler, jitter buffer,
 # protocol) on node's built-in runner. Node is for these tests only: the

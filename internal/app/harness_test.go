@@ -82,7 +82,13 @@ func testConfig(dbURL string) Config {
 	cfg.SandboxVoice = false // text personas keep these tests fast; TestSandboxVoiceCall speaks
 	cfg.JobPoll = 100 * time.Millisecond
 	cfg.HousekeepingEvery = time.Second
-	cfg.ShutdownTimeout = 5 * time.Second
+	// Close's budget: a passing test's Close takes what its work takes;
+	// this bounds a stuck one. 15 s, not less: a call that has just ended
+	// may still be tearing down its voice pipeline, whose last local
+	// decode runs to its end (seconds on a loaded 2-core machine:
+	// TestSIPInboundDTMF's Close overran 5 s under make test beside
+	// other test runs).
+	cfg.ShutdownTimeout = 15 * time.Second
 	cfg.WebhookAllowPrivate = true
 	cfg.WebhookEvery = 50 * time.Millisecond
 	cfg.SecretKey = testSecretKey // PostgreSQL has no default key

@@ -70,8 +70,8 @@ func newBrowser(t *testing.T) (context.Context, func() []string) {
 }
 
 // screenshot saves a PNG of the whole page: into docs/screenshots/ when
-// SWITCHBOARD_UPDATE_SCREENSHOTS=1 (so `make test` leaves the tree alone),
-// else into the test's temporary directory.
+// SWITCHBOARD_SCREENSHOTS=1 (make test sets it, so the pictures in docs/
+// are the last test run's), else into the test's temporary directory.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -79,7 +79,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
 	dir := t.TempDir()
-	if os.Getenv("SWITCHBOARD_UPDATE_SCREENSHOTS") == "1" {
+	if os.Getenv(screenshotsEnv) == "1" {
 		dir = filepath.Join("..", "..", "docs", "screenshots")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

@@ -377,9 +377,9 @@ func stats(ctx context.Context) string {
 	return s
 }
 
-// screenshotsEnv makes the browser tests rewrite docs/screenshots; without
-// it they write only a missing file, so make test leaves the tree clean
-// (two runs of the same call differ in a few pixels).
+// screenshotsEnv makes the browser tests rewrite docs/screenshots (make
+// test sets it: the pictures in docs/ are the last test run's); without
+// it they write only a missing file.
 const screenshotsEnv = "SWITCHBOARD_SCREENSHOTS"
 
 // saveScreenshot writes the page as it looked during the call to

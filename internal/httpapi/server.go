@@ -52,7 +52,7 @@ type Config struct {
 	// client address (an IPv4 address, an IPv6 /64; burst as many); 0
 	// disables.
 	PublicAddressRate float64
-	Providers assistant.Providers
+	Providers         assistant.Providers
 	// Webhooks checks endpoint URLs (private addresses refused unless allowed).
 	Webhooks webhook.Guard
 	// Refusals is the budget of failed API key checks per client address
@@ -95,8 +95,8 @@ type Server struct {
 	// pubAddrs each client address using publishable keys (cors.go).
 	pubLimiters sync.Map
 	pubAddrs    *throttle.Limiter
-	used     *usage
-	openapi  []byte // the OpenAPI document as served (openapi.go)
+	used        *usage
+	openapi     []byte // the OpenAPI document as served (openapi.go)
 	// accepted holds every key that passed authentication here (key id →
 	// *auth.Key or *auth.PublicKey, with its stored hash): a client over
 	// its refusal budget can still use such a key. Only keys that exist
@@ -211,9 +211,9 @@ type request struct {
 	// been accepted from it: every answer from then on carries its CORS
 	// headers, errors included.
 	cors string
-	body  []byte
-	csv   bool
-	id    string
+	body []byte
+	csv  bool
+	id   string
 	// refusal says why authentication refused the request (missing_key,
 	// invalid_key, revoked_key, throttled); such requests are logged by
 	// sample (Server.refusedLog).
