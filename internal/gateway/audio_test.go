@@ -119,6 +119,9 @@ func TestAudioPauseResume(t *testing.T) {
 	// The microphone, in real time: hiss, and from the first message's
 	// audio on 500 ms of voice.
 	speak := make(chan struct{})
+	// stop ends the microphone between frames: a canceled context would
+	// close the connection if it came mid-write (coder/websocket does),
+	// and the hang-up below needs it.
 	ctx, stop := context.WithCancel(t.Context())
 	var mic sync.WaitGroup
 	mic.Go(func() {
@@ -129,7 +132,10 @@ func TestAudioPauseResume(t *testing.T) {
 				voiced, speak = k, nil
 			default:
 			}
-			if err := cl.conn.Write(ctx, websocket.MessageBinary, micFrame(k, voiced >= 0 && k < voiced+25)); err != nil {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			err := cl.conn.Write(wctx, websocket.MessageBinary, micFrame(k, voiced >= 0 && k < voiced+25))
+			cancel()
+			if err != nil {
 				return
 			}
 			time.Sleep(time.Until(start.Add(time.Duration(k+1) * 20 * time.Millisecond)))
