@@ -1,25 +1,17 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/telephony"
 )
-
-// MaxContactsPerRequest bounds one contacts upload.
-const MaxContactsPerRequest = 10000
 
 // numberView is a number as GET /v1/phone/numbers shows it; numbers of a
 // connection name it.
@@ -276,33 +268,6 @@ func (s *Server) addContacts(ctx context.Context, r *request) (response, error) 
 	return ok(http.StatusCreated, msg, out), nil
 }
 
-// checkContact validates and normalizes one contact; field prefixes its errors.
-func checkContact(c *phone.Contact, field string, errs *apperr.Fields) {
-	if len(c.Name) > 200 {
-		errs.Add(field+"name", "must be at most 200 bytes")
-	}
-	if c.PhoneNumber == "" {
-		if !errs.Has(field + "phoneNumber") {
-			errs.Add(field+"phoneNumber", "is required")
-		}
-	} else if n, err := phone.NormalizeE164(c.PhoneNumber); err != nil {
-		errs.Add(field+"phoneNumber", "%s", err.Error())
-	} else {
-		c.PhoneNumber = n
-	}
-	if c.Timezone != "" {
-		if err := phone.CheckTimezone(c.Timezone); err != nil {
-			errs.Add(field+"timezone", "%s", err.Error())
-		}
-	}
-	if len(c.Metadata) > 16<<10 {
-		errs.Add(field+"metadata", "must be at most 16 KiB")
-	}
-	if len(c.Metadata) == 0 {
-		c.Metadata = json.RawMessage("{}")
-	}
-}
-
 func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 	o, err := parseObject(body)
 	if err != nil {
@@ -310,8 +275,8 @@ func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 	}
 	items := o.objects("contacts", true)
 	o.done()
-	if len(items) > MaxContactsPerRequest {
-		o.errs.Add("contacts", "must hold at most %d contacts per request", MaxContactsPerRequest)
+	if len(items) > phone.MaxContactsPerUpload {
+		o.errs.Add("contacts", "must hold at most %d contacts per request", phone.MaxContactsPerUpload)
 		return nil, nil, o.errs.Err()
 	}
 	cs := make([]phone.Contact, 0, len(items))
@@ -328,7 +293,7 @@ func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 			Metadata:    it.rawObject("metadata"),
 		}
 		it.done()
-		checkContact(&c, field, o.errs)
+		phone.CheckContact(&c, field, o.errs)
 		cs = append(cs, c)
 		fields = append(fields, field+"phoneNumber")
 	}
@@ -338,87 +303,18 @@ func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 	return cs, fields, nil
 }
 
-// contactsFromCSV reads a header row naming the columns (name, phoneNumber,
-// timezone; any other column goes into metadata as a string).
+// contactsFromCSV reads a contacts file (phone.ParseContactsCSV); any
+// error of the file or of a row refuses the whole upload.
 func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
-	rd := csv.NewReader(bytes.NewReader(body))
-	rd.FieldsPerRecord = 0
-	header, err := rd.Read()
-	if err != nil {
-		return nil, nil, apperr.Invalidf("body", "must be CSV with a header row naming the columns (name, phoneNumber, timezone, …): %v", err)
-	}
-	col := map[string]int{}
-	names := make([]string, len(header)) // each column's name in errors
-	var errs apperr.Fields
-	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if p := textProblem(h); p != "" {
-			errs.Add("header", "column %d %s", i+1, p)
-			h = strings.ToValidUTF8(strings.ReplaceAll(h, "\x00", "\uFFFD"), "\uFFFD")
-		}
-		key := strings.ToLower(strings.NewReplacer("_", "", " ", "", "-", "").Replace(h))
-		switch key {
-		case "phonenumber", "phone", "number":
-			key = "phoneNumber"
-		case "name", "timezone":
-		default:
-			key = "meta:" + h
-		}
-		if _, dup := col[key]; dup {
-			errs.Add("header", "column %q appears twice", h)
-		}
-		col[key] = i
-		names[i] = strings.TrimPrefix(key, "meta:")
-	}
-	if _, ok := col["phoneNumber"]; !ok {
-		errs.Add("header", "needs a phoneNumber column")
-		return nil, nil, errs.Err()
-	}
-	var cs []phone.Contact
-	var fields []string
-	for row := 2; ; row++ {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			errs.Add(fmt.Sprintf("rows[%d]", row), "is not valid CSV: %v", err)
-			break
-		}
-		if len(cs) >= MaxContactsPerRequest {
-			errs.Add("body", "must hold at most %d contacts per request", MaxContactsPerRequest)
-			break
-		}
-		field := fmt.Sprintf("rows[%d].", row)
-		for i, v := range rec {
-			if p := textProblem(v); p != "" { // rows have the header's width (FieldsPerRecord)
-				errs.Add(field+names[i], "%s", p)
-				rec[i] = "" // reported: no second error on the same cell
-			}
-		}
-		get := func(k string) string {
-			if i, ok := col[k]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		meta := map[string]string{}
-		for k, i := range col {
-			if name, ok := strings.CutPrefix(k, "meta:"); ok && i < len(rec) {
-				meta[name] = rec[i]
-			}
-		}
-		mb, _ := json.Marshal(meta)
-		c := phone.Contact{Name: get("name"), PhoneNumber: get("phoneNumber"), Timezone: get("timezone"), Metadata: mb}
-		checkContact(&c, field, &errs)
-		cs = append(cs, c)
-		fields = append(fields, field+"phoneNumber")
-	}
-	if len(cs) == 0 && len(errs) == 0 {
-		errs.Add("body", "has no contact rows after the header")
-	}
-	if err := errs.Err(); err != nil {
+	f := phone.ParseContactsCSV(body)
+	if err := f.Fields().Err(); err != nil {
 		return nil, nil, err
+	}
+	cs := make([]phone.Contact, 0, len(f.Rows))
+	fields := make([]string, 0, len(f.Rows))
+	for _, r := range f.Rows {
+		cs = append(cs, r.Contact)
+		fields = append(fields, fmt.Sprintf("rows[%d].phoneNumber", r.Row))
 	}
 	return cs, fields, nil
 }

@@ -1,9 +1,6 @@
 package httpapi
 
 import (
-	"strings"
-	"unicode/utf8"
-
 	"switchboard/internal/apperr"
 	"switchboard/internal/jsontext"
 )
@@ -12,7 +9,7 @@ import (
 // with the gateway: before a JSON body is decoded, checkJSONText refuses,
 // naming the field, a string (value or key) holding NUL or bytes that are
 // not UTF-8 or a lone surrogate escape, and an object naming the same key
-// twice. CSV bodies follow the same rules cell by cell (textProblem).
+// twice. CSV bodies follow the same rules cell by cell (jsontext.TextProblem).
 
 // maxTextErrors bounds how many text errors one body reports; the walk
 // stops at the bound, so a body full of bad strings costs no more.
@@ -31,16 +28,4 @@ func checkJSONText(data []byte, errs *apperr.Fields) {
 		}
 		errs.Add(field, "%s", p.Message())
 	}
-}
-
-// textProblem says what is wrong with a CSV cell or header: "" when
-// nothing. (CSV has no escapes, so no lone surrogates either.)
-func textProblem(s string) string {
-	switch {
-	case strings.IndexByte(s, 0) >= 0:
-		return jsontext.NUL.Rule()
-	case !utf8.ValidString(s):
-		return jsontext.InvalidUTF8.Rule()
-	}
-	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/jsontext"
 )
 
 // TestParseObjectText: the text rules apply to every body parseObject reads,
@@ -59,8 +60,8 @@ func TestTextProblem(t *testing.T) {
 		"": "", "Ada": "", "é 日本 😀": "", "\t\r\n": "",
 		"a\x00": nulRule, "\xff": utf8Rule, "\xed\xa0\x80": utf8Rule, "\xe6\x97": utf8Rule, "\x00\xff": nulRule,
 	} {
-		if got := textProblem(in); got != want {
-			t.Errorf("textProblem(%q) = %q, want %q", in, got, want)
+		if got := jsontext.TextProblem(in); got != want {
+			t.Errorf("jsontext.TextProblem(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

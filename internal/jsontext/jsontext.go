@@ -466,3 +466,16 @@ func (w *walk) hex4(at int) (rune, bool) {
 	}
 	return r, true
 }
+
+// TextProblem says what is wrong with a piece of plain text, such as a CSV
+// cell or header, under the same rules: "" when nothing. (Plain text has
+// no escapes, so no lone surrogates either.)
+func TextProblem(s string) string {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return NUL.Rule()
+	case !utf8.ValidString(s):
+		return InvalidUTF8.Rule()
+	}
+	return ""
+}
