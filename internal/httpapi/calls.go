@@ -63,17 +63,17 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 	if err != nil {
 		return response{}, err
 	}
-	assistantID := o.str("assistantId", true)
-	typ := o.str("type", false)
-	o.done()
+	assistantID := o.Str("assistantId", true)
+	typ := o.Str("type", false)
+	o.Done()
 	if typ != "" && typ != string(call.Web) {
-		o.errs.Add("type", "unsupported type %q: only web is accepted here; place phone calls with POST /v1/calls/phone/initiate", typ)
+		o.Errs.Add("type", "unsupported type %q: only web is accepted here; place phone calls with POST /v1/calls/phone/initiate", typ)
 	}
 	if assistantID != "" && !id.Valid(id.Assistant, assistantID) {
 		// The contract has no 404 here: an unknown assistant is a 400 (callctl).
-		o.errs.Add("assistantId", "assistant not found")
+		o.Errs.Add("assistantId", "assistant not found")
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	req := callctl.WebCall{OrgID: r.orgID, AssistantID: assistantID}
@@ -113,23 +113,23 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 	if err != nil {
 		return response{}, err
 	}
-	pid := o.str("phone_purchase_id", true)
-	to := o.str("phoneNumber", true)
-	provider := o.str("provider", false)
-	o.done()
+	pid := o.Str("phone_purchase_id", true)
+	to := o.Str("phoneNumber", true)
+	provider := o.Str("provider", false)
+	o.Done()
 	if to != "" {
 		n, err := phone.NormalizeE164(to)
 		if err != nil {
-			o.errs.Add("phoneNumber", "%s", err.Error())
+			o.Errs.Add("phoneNumber", "%s", err.Error())
 		}
 		to = n
 	}
 	if provider != "" {
 		if _, ok := s.calls.Provider(provider); !ok {
-			o.errs.Add("provider", "unknown provider %q; this server has: %s", provider, strings.Join(s.calls.ProviderNames(), ", "))
+			o.Errs.Add("provider", "unknown provider %q; this server has: %s", provider, strings.Join(s.calls.ProviderNames(), ", "))
 		}
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	var unknown unknownIDs

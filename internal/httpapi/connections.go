@@ -58,57 +58,57 @@ func (s *Server) createConnection(ctx context.Context, r *request) (response, er
 	if err != nil {
 		return response{}, err
 	}
-	c := phone.Connection{Provider: o.str("provider", true), Name: o.str("name", false)}
+	c := phone.Connection{Provider: o.Str("provider", true), Name: o.Str("name", false)}
 	var password, token string
 	switch c.Provider {
 	case "":
 	case phone.ProviderSIP:
-		if !o.present("sip") {
-			o.errs.Add("sip", "is required: the trunk's address, transport, credentials, numbers and inbound sources")
+		if !o.Present("sip") {
+			o.Errs.Add("sip", "is required: the trunk's address, transport, credentials, numbers and inbound sources")
 		}
-		if so := o.child("sip"); so != nil {
+		if so := o.Child("sip"); so != nil {
 			c.SIP = phone.SIPConnection{
-				Address:        so.str("address", false),
-				Transport:      so.str("transport", false),
-				Username:       so.str("username", false),
-				Numbers:        so.strings("numbers", false),
-				InboundSources: so.strings("inboundSources", false),
+				Address:        so.Str("address", false),
+				Transport:      so.Str("transport", false),
+				Username:       so.Str("username", false),
+				Numbers:        so.Strings("numbers", false),
+				InboundSources: so.Strings("inboundSources", false),
 			}
-			password = so.str("password", false)
-			so.done()
+			password = so.Str("password", false)
+			so.Done()
 		}
 	case phone.ProviderTwilio:
-		if !o.present("twilio") {
-			o.errs.Add("twilio", "is required: the account's accountSid and authToken")
+		if !o.Present("twilio") {
+			o.Errs.Add("twilio", "is required: the account's accountSid and authToken")
 		}
-		if to := o.child("twilio"); to != nil {
-			c.Twilio.AccountSID = to.str("accountSid", false)
-			token = to.str("authToken", false)
-			to.done()
+		if to := o.Child("twilio"); to != nil {
+			c.Twilio.AccountSID = to.Str("accountSid", false)
+			token = to.Str("authToken", false)
+			to.Done()
 		}
 	default:
-		o.errs.Add("provider", "unknown provider %q; connections are sip or twilio", c.Provider)
+		o.Errs.Add("provider", "unknown provider %q; connections are sip or twilio", c.Provider)
 	}
 	// A provider's settings are not read under another: no second error.
 	if c.Provider != phone.ProviderSIP {
-		o.used["sip"] = true
+		o.Skip("sip")
 	}
 	if c.Provider != phone.ProviderTwilio {
-		o.used["twilio"] = true
+		o.Skip("twilio")
 	}
-	o.done()
+	o.Done()
 	switch c.Provider {
 	case phone.ProviderSIP:
-		c.Check(o.errs)
-		phone.CheckSIPCredentials(c.SIP.Username, password, o.errs)
+		c.Check(o.Errs)
+		phone.CheckSIPCredentials(c.SIP.Username, password, o.Errs)
 	case phone.ProviderTwilio:
-		if o.present("twilio") { // else "twilio is required" says it all
-			if err := s.twilioConnection(ctx, &c, token, o.errs); err != nil {
+		if o.Present("twilio") { // else "twilio is required" says it all
+			if err := s.twilioConnection(ctx, &c, token, o.Errs); err != nil {
 				return response{}, err
 			}
 		}
 	}
-	if err := firstPerField(*o.errs).Err(); err != nil {
+	if err := firstPerField(*o.Errs).Err(); err != nil {
 		return response{}, err
 	}
 	now := s.now().UTC()

@@ -92,17 +92,17 @@ func (s *Server) sayOnCall(ctx context.Context, r *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	text := o.str("text", true)
-	interrupt := o.boolean("interrupt")
-	o.done()
+	text := o.Str("text", true)
+	interrupt := o.Bool("interrupt")
+	o.Done()
 	switch {
-	case o.errs.Has("text"):
+	case o.Errs.Has("text"):
 	case strings.TrimSpace(text) == "":
-		o.errs.Add("text", "must not be blank")
+		o.Errs.Add("text", "must not be blank")
 	case utf8.RuneCountInString(text) > MaxSayText:
-		o.errs.Add("text", "must be at most %d characters", MaxSayText)
+		o.Errs.Add("text", "must be at most %d characters", MaxSayText)
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	c, err := s.liveCall(ctx, r)
@@ -123,16 +123,16 @@ func (s *Server) transferCall(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, err
 	}
-	dest := o.str("destination", true)
-	o.done()
-	if !o.errs.Has("destination") {
+	dest := o.Str("destination", true)
+	o.Done()
+	if !o.Errs.Has("destination") {
 		d, err := phone.NormalizeDestination(dest)
 		if err != nil {
-			o.errs.Add("destination", "%s", err.Error())
+			o.Errs.Add("destination", "%s", err.Error())
 		}
 		dest = d
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	c, err := s.liveCall(ctx, r)

@@ -102,27 +102,27 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	if err != nil {
 		return response{}, err
 	}
-	number := o.str("number", true)
-	provName := o.str("provider", false)
+	number := o.Str("number", true)
+	provName := o.Str("provider", false)
 	var connID string
 	var imported bool
 	if provName == phone.ProviderTwilio {
-		connID = o.str("connectionId", false)
-		imported = o.boolean("import")
+		connID = o.Str("connectionId", false)
+		imported = o.Bool("import")
 	}
-	o.done()
+	o.Done()
 	if provName == "" {
 		provName = "sandbox"
 	}
 	if number != "" {
 		n, err := phone.NormalizeE164(number)
 		if err != nil {
-			o.errs.Add("number", "%s", err.Error())
+			o.Errs.Add("number", "%s", err.Error())
 		}
 		number = n
 	}
 	if phone.IsConnectionProvider(provName) {
-		if err := o.errs.Err(); err != nil {
+		if err := o.Errs.Err(); err != nil {
 			return response{}, err
 		}
 		if provName == phone.ProviderTwilio {
@@ -132,9 +132,9 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	}
 	prov, known := s.calls.Provider(provName)
 	if !known {
-		s.unknownProvider(o.errs, "provider", provName)
+		s.unknownProvider(o.Errs, "provider", provName)
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	if err := prov.Purchase(ctx, number); err != nil {
@@ -273,11 +273,11 @@ func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	items := o.objects("contacts", true)
-	o.done()
+	items := o.Objects("contacts", true)
+	o.Done()
 	if len(items) > phone.MaxContactsPerUpload {
-		o.errs.Add("contacts", "must hold at most %d contacts per request", phone.MaxContactsPerUpload)
-		return nil, nil, o.errs.Err()
+		o.Errs.Add("contacts", "must hold at most %d contacts per request", phone.MaxContactsPerUpload)
+		return nil, nil, o.Errs.Err()
 	}
 	cs := make([]phone.Contact, 0, len(items))
 	fields := make([]string, 0, len(items))
@@ -287,17 +287,17 @@ func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 			continue
 		}
 		c := phone.Contact{
-			Name:        it.str("name", false),
-			PhoneNumber: it.str("phoneNumber", true),
-			Timezone:    it.str("timezone", false),
-			Metadata:    it.rawObject("metadata"),
+			Name:        it.Str("name", false),
+			PhoneNumber: it.Str("phoneNumber", true),
+			Timezone:    it.Str("timezone", false),
+			Metadata:    it.RawObject("metadata"),
 		}
-		it.done()
-		phone.CheckContact(&c, field, o.errs)
+		it.Done()
+		phone.CheckContact(&c, field, o.Errs)
 		cs = append(cs, c)
 		fields = append(fields, field+"phoneNumber")
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return nil, nil, err
 	}
 	return cs, fields, nil
@@ -339,18 +339,18 @@ func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, e
 	if err != nil {
 		return response{}, err
 	}
-	pid := o.str("id", true)
-	in, inSet := o.str("inboundAssistantId", false), o.present("inboundAssistantId")
-	out, outSet := o.str("outboundAssistantId", false), o.present("outboundAssistantId")
-	msg, msgSet := o.str("message", false), o.present("message")
-	o.done()
+	pid := o.Str("id", true)
+	in, inSet := o.Str("inboundAssistantId", false), o.Present("inboundAssistantId")
+	out, outSet := o.Str("outboundAssistantId", false), o.Present("outboundAssistantId")
+	msg, msgSet := o.Str("message", false), o.Present("message")
+	o.Done()
 	if !inSet && !outSet && !msgSet {
-		o.errs.Add("inboundAssistantId", "at least one of inboundAssistantId, outboundAssistantId or message is required")
+		o.Errs.Add("inboundAssistantId", "at least one of inboundAssistantId, outboundAssistantId or message is required")
 	}
 	if len(msg) > 2000 {
-		o.errs.Add("message", "must be at most 2000 bytes")
+		o.Errs.Add("message", "must be at most 2000 bytes")
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	var unknown unknownIDs

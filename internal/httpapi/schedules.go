@@ -20,37 +20,37 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 	}
 	req := scheduling.Request{
 		OrgID:      r.orgID,
-		Name:       o.str("name", true),
-		ContactIDs: o.strings("contacts_id", true),
-		PurchaseID: o.str("phone_id", true),
-		Message:    o.str("message", false),
-		Timezone:   o.str("timezone", true),
+		Name:       o.Str("name", true),
+		ContactIDs: o.Strings("contacts_id", true),
+		PurchaseID: o.Str("phone_id", true),
+		Message:    o.Str("message", false),
+		Timezone:   o.Str("timezone", true),
 	}
-	dates := o.strings("dates", true)
-	o.done()
+	dates := o.Strings("dates", true)
+	o.Done()
 	if len(req.Name) > 200 {
-		o.errs.Add("name", "must be at most 200 bytes")
+		o.Errs.Add("name", "must be at most 200 bytes")
 	}
 	if len(req.Message) > 2000 {
-		o.errs.Add("message", "must be at most 2000 bytes")
+		o.Errs.Add("message", "must be at most 2000 bytes")
 	}
 	if req.Timezone != "" {
 		if err := phone.CheckTimezone(req.Timezone); err != nil {
-			o.errs.Add("timezone", "%s", err.Error())
+			o.Errs.Add("timezone", "%s", err.Error())
 		}
 	}
 	if len(req.ContactIDs) > schedule.MaxContacts {
-		o.errs.Add("contacts_id", "must hold at most %d contacts", schedule.MaxContacts)
+		o.Errs.Add("contacts_id", "must hold at most %d contacts", schedule.MaxContacts)
 	}
 	seen := map[string]bool{}
 	for i, cid := range req.ContactIDs {
 		if seen[cid] {
-			o.errs.Add(fmt.Sprintf("contacts_id[%d]", i), "repeats contact %s", cid)
+			o.Errs.Add(fmt.Sprintf("contacts_id[%d]", i), "repeats contact %s", cid)
 		}
 		seen[cid] = true
 	}
 	if len(dates) > schedule.MaxDates {
-		o.errs.Add("dates", "must hold at most %d dates", schedule.MaxDates)
+		o.Errs.Add("dates", "must hold at most %d dates", schedule.MaxDates)
 	}
 	earliest := s.now().Add(-schedule.Skew)
 	seenDate := map[int64]bool{}
@@ -59,20 +59,20 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 		t, ok := schedule.ParseDate(d)
 		switch {
 		case !ok:
-			o.errs.Add(field, "must be an ISO 8601 UTC timestamp with milliseconds, e.g. 2026-12-01T15:04:05.000Z")
+			o.Errs.Add(field, "must be an ISO 8601 UTC timestamp with milliseconds, e.g. 2026-12-01T15:04:05.000Z")
 		case t.Before(earliest):
-			o.errs.Add(field, "is in the past")
+			o.Errs.Add(field, "is in the past")
 		case seenDate[t.UnixMilli()]:
-			o.errs.Add(field, "repeats an earlier date")
+			o.Errs.Add(field, "repeats an earlier date")
 		default:
 			seenDate[t.UnixMilli()] = true
 			req.Dates = append(req.Dates, t)
 		}
 	}
 	if n := len(dates) * len(req.ContactIDs); n > schedule.MaxAttempts {
-		o.errs.Add("dates", "contacts × dates is %d calls; at most %d per schedule", n, schedule.MaxAttempts)
+		o.Errs.Add("dates", "contacts × dates is %d calls; at most %d per schedule", n, schedule.MaxAttempts)
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	var unknown unknownIDs
@@ -142,8 +142,8 @@ func (s *Server) cancelSchedule(ctx context.Context, r *request) (response, erro
 		if err != nil {
 			return response{}, err
 		}
-		o.done()
-		if err := o.errs.Err(); err != nil {
+		o.Done()
+		if err := o.Errs.Err(); err != nil {
 			return response{}, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/jsonobj"
 	"switchboard/internal/jsontext"
 )
 
@@ -46,7 +47,7 @@ func TestParseObjectText(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseObject of good text = %v", err)
 	}
-	if got := o.str("name", true); got != "Ada 😀" {
+	if got := o.Str("name", true); got != "Ada 😀" {
 		t.Errorf("name = %q, want %q", got, "Ada 😀")
 	}
 }
@@ -96,7 +97,7 @@ const (
 )
 
 // TestParseObjectTextBounded: a 1 MiB body nested ~10,000 deep and full of
-// bad strings is refused with at most maxTextErrors errors, at a bounded
+// bad strings is refused with at most jsonobj.MaxTextErrors errors, at a bounded
 // cost in memory (the walk used to build the 10,000-level path of every
 // bad string: 17 GB and 5.6 s of CPU for this body).
 func TestParseObjectTextBounded(t *testing.T) {
@@ -117,8 +118,8 @@ func TestParseObjectTextBounded(t *testing.T) {
 	_, err := parseObject(body)
 	runtime.ReadMemStats(&after)
 	var e *apperr.Error
-	if !asAppErr(err, &e) || e.Kind != apperr.Invalid || len(e.Fields) != maxTextErrors || e.Fields[0].Message != nulRule {
-		t.Errorf("parseObject(1 MiB, %d deep, all NUL) = %v, want %d errors: %s", depth, err, maxTextErrors, nulRule)
+	if !asAppErr(err, &e) || e.Kind != apperr.Invalid || len(e.Fields) != jsonobj.MaxTextErrors || e.Fields[0].Message != nulRule {
+		t.Errorf("parseObject(1 MiB, %d deep, all NUL) = %v, want %d errors: %s", depth, err, jsonobj.MaxTextErrors, nulRule)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*MaxBody {
 		t.Errorf("parseObject(1 MiB, %d deep) allocated %d bytes, want at most %d (4× the body)", depth, alloc, 4*MaxBody)

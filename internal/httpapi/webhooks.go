@@ -32,29 +32,29 @@ func (s *Server) createWebhook(ctx context.Context, r *request) (response, error
 	if err != nil {
 		return response{}, err
 	}
-	u := strings.TrimSpace(o.str("url", true))
-	events := o.strings("events", true)
-	o.done()
+	u := strings.TrimSpace(o.Str("url", true))
+	events := o.Strings("events", true)
+	o.Done()
 	if u != "" {
 		if err := s.cfg.Webhooks.CheckURL(ctx, u); err != nil {
 			if errors.Is(err, webhook.ErrUnsafeURL) {
-				o.errs.Add("url", "%s", err.Error())
+				o.Errs.Add("url", "%s", err.Error())
 			} else {
-				o.errs.Add("url", "could not be checked: %s", err.Error())
+				o.Errs.Add("url", "could not be checked: %s", err.Error())
 			}
 		}
 	}
 	seen := map[string]bool{}
 	for i, e := range events {
 		if !slices.Contains(callctl.EventTypes, e) {
-			o.errs.Add(fmt.Sprintf("events[%d]", i), "unknown event %q; known: %s", e, strings.Join(callctl.EventTypes, ", "))
+			o.Errs.Add(fmt.Sprintf("events[%d]", i), "unknown event %q; known: %s", e, strings.Join(callctl.EventTypes, ", "))
 		}
 		if seen[e] {
-			o.errs.Add(fmt.Sprintf("events[%d]", i), "repeats %q", e)
+			o.Errs.Add(fmt.Sprintf("events[%d]", i), "repeats %q", e)
 		}
 		seen[e] = true
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	w := store.Webhook{ID: id.New(id.Webhook), OrgID: r.orgID, URL: u, Events: events, Secrets: []string{webhook.NewSecret()}, CreatedAt: s.now()}
@@ -96,8 +96,8 @@ func (s *Server) rotateWebhookSecret(ctx context.Context, r *request) (response,
 		if err != nil {
 			return response{}, err
 		}
-		o.done()
-		if err := o.errs.Err(); err != nil {
+		o.Done()
+		if err := o.Errs.Err(); err != nil {
 			return response{}, err
 		}
 	}

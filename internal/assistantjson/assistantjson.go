@@ -1,0 +1,276 @@
+// Package assistantjson reads an assistant from its JSON document, as the
+// REST API takes it (POST and PATCH /v1/assistants) and the dashboard's
+// editor sends it: field by field (jsonobj), then the assistant's own
+// checks (assistant.Validate) and what only the server can check (the flow
+// graph, the analysis schema, tool URLs). Both callers go through Create
+// and Update, so a field is refused with the same name and message
+// whichever way it came: "flow.nodes.ask.branches[1].match".
+package assistantjson
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"switchboard/internal/analysis"
+	"switchboard/internal/apperr"
+	"switchboard/internal/assistant"
+	"switchboard/internal/flow"
+	"switchboard/internal/jsonobj"
+)
+
+// URLChecker refuses URLs the server must not call (webhook.Guard).
+type URLChecker interface {
+	CheckURL(ctx context.Context, raw string) error
+}
+
+// Config is what reading an assistant needs to know about the server.
+type Config struct {
+	// Providers are the configured model, voice and transcriber providers.
+	Providers assistant.Providers
+	// URLs checks tools' URLs.
+	URLs URLChecker
+}
+
+// Create reads a new assistant from body (a JSON object; name required),
+// starting from the defaults. The error is Invalid and names every bad
+// field. It sets neither the ids nor the times nor the tool secret.
+func (c Config) Create(ctx context.Context, body []byte) (assistant.Assistant, error) {
+	o, err := jsonobj.Parse(body)
+	if err != nil {
+		return assistant.Assistant{}, err
+	}
+	a := assistant.Defaults(c.Providers)
+	if !o.Present("name") {
+		o.Errs.Add("name", "is required")
+	}
+	return a, c.finish(ctx, o, &a)
+}
+
+// Update applies body, a partial document, onto a: absent fields keep
+// their value, null resets one to its default. On error a may be half
+// changed: callers keep their stored copy.
+func (c Config) Update(ctx context.Context, body []byte, a *assistant.Assistant) error {
+	o, err := jsonobj.Parse(body)
+	if err != nil {
+		return err
+	}
+	return c.finish(ctx, o, a)
+}
+
+func (c Config) finish(ctx context.Context, o *jsonobj.Object, a *assistant.Assistant) error {
+	c.apply(o, a)
+	if len(*o.Errs) == 0 {
+		a.Validate(c.Providers, o.Errs)
+		c.check(ctx, a, o.Errs)
+	}
+	return o.Errs.Err()
+}
+
+// apply sets the fields present in o onto a. Absent fields keep their
+// value; null resets a field to its default.
+func (c Config) apply(o *jsonobj.Object, a *assistant.Assistant) {
+	def := assistant.Defaults(c.Providers)
+	str := func(key string, dst *string, dflt string) {
+		if o.Present(key) {
+			*dst = o.Str(key, false)
+			if *dst == "" {
+				*dst = dflt
+			}
+		}
+	}
+	integer := func(key string, dst *int, dflt int) {
+		if o.Present(key) {
+			*dst = o.Int(key, false, dflt)
+		}
+	}
+	str("name", &a.Name, "")
+	str("firstMessage", &a.FirstMessage, "")
+	str("systemPrompt", &a.SystemPrompt, "")
+	str("language", &a.Language, def.Language)
+	if o.Present("voice") {
+		a.Voice = def.Voice
+		if c := o.Child("voice"); c != nil {
+			str2 := func(k string, dst *string, d string) {
+				if v := c.Str(k, false); v != "" {
+					*dst = v
+				} else {
+					*dst = d
+				}
+			}
+			str2("provider", &a.Voice.Provider, def.Voice.Provider)
+			str2("voiceId", &a.Voice.VoiceID, "")
+			if fc := c.Child("fallback"); fc != nil {
+				a.Voice.Fallback = &assistant.VoiceFallback{Provider: fc.Str("provider", true), VoiceID: fc.Str("voiceId", false)}
+				fc.Done()
+			}
+			c.Done()
+		}
+	}
+	if o.Present("transcriber") {
+		a.Transcriber = def.Transcriber
+		if c := o.Child("transcriber"); c != nil {
+			if v := c.Str("provider", false); v != "" {
+				a.Transcriber.Provider = v
+			}
+			a.Transcriber.Model = c.Str("model", false)
+			a.Transcriber.Language = c.Str("language", false)
+			if fc := c.Child("fallback"); fc != nil {
+				a.Transcriber.Fallback = &assistant.TranscriberFallback{
+					Provider: fc.Str("provider", true), Model: fc.Str("model", false), Language: fc.Str("language", false),
+				}
+				fc.Done()
+			}
+			c.Done()
+		}
+	}
+	if o.Present("endpointing") {
+		a.Endpointing = def.Endpointing
+		if c := o.Child("endpointing"); c != nil {
+			a.Endpointing = assistant.Endpointing{
+				SilenceMs:     c.Int("silenceMs", false, 0),
+				MinSpeechMs:   c.Int("minSpeechMs", false, 0),
+				MaxWaitMs:     c.Int("maxWaitMs", false, 0),
+				FastSilenceMs: c.Int("fastSilenceMs", false, 0),
+			}
+			c.Done()
+		}
+	}
+	if o.Present("bargeIn") {
+		a.BargeIn = def.BargeIn
+		if c := o.Child("bargeIn"); c != nil {
+			a.BargeIn = assistant.BargeIn{Disabled: c.Bool("disabled"), MinSpeechMs: c.Int("minSpeechMs", false, 0)}
+			c.Done()
+		}
+	}
+	if o.Present("model") {
+		a.Model = def.Model
+		if c := o.Child("model"); c != nil {
+			a.Model.Provider = c.Str("provider", true)
+			a.Model.Model = c.Str("model", false)
+			a.Model.Temperature = c.Number("temperature")
+			a.Model.MaxTokens = c.Int("maxTokens", false, 0)
+			c.Done()
+		}
+	}
+	if o.Present("flow") {
+		a.Flow = o.RawObject("flow")
+	}
+	if o.Present("endCallPhrases") {
+		a.EndCallPhrases = o.Strings("endCallPhrases", false)
+		if a.EndCallPhrases == nil {
+			a.EndCallPhrases = []string{}
+		}
+	}
+	integer("maxDurationSeconds", &a.MaxDurationSeconds, def.MaxDurationSeconds)
+	integer("silenceTimeoutSeconds", &a.SilenceTimeoutSeconds, def.SilenceTimeoutSeconds)
+	if o.Present("tools") {
+		a.Tools = []assistant.Tool{}
+		for _, it := range o.Objects("tools", false) {
+			if it == nil {
+				continue
+			}
+			t := assistant.Tool{
+				Name:           it.Str("name", true),
+				Description:    it.Str("description", false),
+				URL:            it.Str("url", true),
+				Parameters:     it.RawObject("parameters"),
+				TimeoutSeconds: it.Int("timeoutSeconds", false, 10),
+			}
+			if len(t.Parameters) == 0 {
+				t.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			it.Done()
+			a.Tools = append(a.Tools, t)
+		}
+	}
+	if o.Present("transfer") {
+		a.Transfer = def.Transfer
+		if c := o.Child("transfer"); c != nil {
+			a.Transfer.Destinations = []assistant.TransferDestination{}
+			for _, it := range c.Objects("destinations", false) {
+				if it == nil {
+					continue
+				}
+				a.Transfer.Destinations = append(a.Transfer.Destinations, assistant.TransferDestination{
+					Destination: it.Str("destination", true),
+					Description: it.Str("description", false),
+					Message:     it.Str("message", false),
+				})
+				it.Done()
+			}
+			c.Done()
+		}
+	}
+	if o.Present("recording") {
+		a.Recording = def.Recording
+		if c := o.Child("recording"); c != nil {
+			a.Recording.Enabled = c.Bool("enabled")
+			c.Done()
+		}
+	}
+	if o.Present("voicemail") {
+		a.Voicemail = def.Voicemail
+		if c := o.Child("voicemail"); c != nil {
+			a.Voicemail.Detect = c.Bool("detect")
+			if v := c.Str("action", false); v != "" {
+				a.Voicemail.Action = v
+			}
+			a.Voicemail.Message = c.Str("message", false)
+			c.Done()
+		}
+	}
+	if o.Present("analysisPlan") {
+		a.AnalysisPlan = assistant.AnalysisPlan{}
+		if c := o.Child("analysisPlan"); c != nil {
+			a.AnalysisPlan.SummaryPrompt = c.Str("summaryPrompt", false)
+			a.AnalysisPlan.SuccessEvaluationRubric = c.Str("successEvaluationRubric", false)
+			a.AnalysisPlan.StructuredDataSchema = c.RawObject("structuredDataSchema")
+			c.Done()
+		}
+	}
+	o.Done()
+}
+
+// check adds what only the server can check: the flow graph (and its
+// transfer destinations), the analysis schema, and tool URLs against the
+// SSRF guard.
+func (c Config) check(ctx context.Context, a *assistant.Assistant, f *apperr.Fields) {
+	if len(a.Flow) > 0 && string(a.Flow) != "null" && !f.Has("flow") {
+		fl, err := flow.Parse(a.Flow)
+		if err != nil {
+			var e *apperr.Error
+			if errors.As(err, &e) && len(e.Fields) > 0 {
+				*f = append(*f, e.Fields...)
+			} else {
+				f.Add("flow", "%s", err.Error())
+			}
+		}
+		if fl != nil { // transfer nodes: the number or URI itself, as for transfer.destinations
+			for _, nid := range slices.Sorted(maps.Keys(fl.Nodes)) {
+				if n := fl.Nodes[nid]; n.Destination != "" {
+					if err := assistant.CheckDestination(n.Destination); err != nil {
+						f.Add("flow.nodes."+nid+".destination", "%s", err.Error())
+					}
+				}
+			}
+		}
+	}
+	if sc := a.AnalysisPlan.StructuredDataSchema; len(sc) > 0 && !f.Has("analysisPlan.structuredDataSchema") {
+		if err := analysis.ValidSchema(sc); err != nil {
+			f.Add("analysisPlan.structuredDataSchema", "%s", err.Error())
+		}
+	}
+	for i, t := range a.Tools {
+		field := fmt.Sprintf("tools[%d].url", i)
+		if f.Has(field) {
+			continue
+		}
+		if err := c.URLs.CheckURL(ctx, t.URL); err != nil {
+			f.Add(field, "%s", err.Error())
+		}
+	}
+}
