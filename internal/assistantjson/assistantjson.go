@@ -61,6 +61,23 @@ func (c Config) Update(ctx context.Context, body []byte, a *assistant.Assistant)
 	return c.finish(ctx, o, a)
 }
 
+// Document is a as a document Update takes back whole: its settings,
+// without its id, tool secret and times (which no document sets).
+func Document(a assistant.Assistant) (map[string]any, error) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("assistantjson: marshal %s: %w", a.ID, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("assistantjson: unmarshal %s: %w", a.ID, err)
+	}
+	for _, k := range []string{"id", "toolSecret", "createdAt", "updatedAt"} {
+		delete(doc, k)
+	}
+	return doc, nil
+}
+
 func (c Config) finish(ctx context.Context, o *jsonobj.Object, a *assistant.Assistant) error {
 	c.apply(o, a)
 	if len(*o.Errs) == 0 {
@@ -269,7 +286,9 @@ func (c Config) check(ctx context.Context, a *assistant.Assistant, f *apperr.Fie
 		if f.Has(field) {
 			continue
 		}
-		if err := c.URLs.CheckURL(ctx, t.URL); err != nil {
+		if c.URLs == nil {
+			f.Add(field, "cannot be checked on this server")
+		} else if err := c.URLs.CheckURL(ctx, t.URL); err != nil {
 			f.Add(field, "%s", err.Error())
 		}
 	}

@@ -59,6 +59,16 @@ func parsePages() (*pages, error) {
 		"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05") },
 		"duration": formatDuration,
 		"ms":       func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) },
+		// confirm gives a confirmForm the page's CSRF token.
+		"confirm": func(p pageData, c *confirmForm) *confirmForm {
+			if c == nil {
+				return nil
+			}
+			cc := *c
+			cc.CSRF = p.CSRF
+			return &cc
+		},
+		"join": strings.Join,
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

@@ -26,7 +26,13 @@ func (s *Server) routes() []route {
 		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
 
 		// Sections still to come: a placeholder each until its page lands.
-		{pattern: "GET /ui/assistants", h: s.soon("assistants")},
+		{pattern: "GET /ui/assistants", h: s.listAssistants},
+		{pattern: "GET /ui/assistants/new", h: s.newAssistant},
+		{pattern: "POST /ui/assistants", maxForm: maxAssistantForm, h: s.saveAssistant},
+		{pattern: "GET /ui/assistants/{id}", h: s.showAssistant},
+		{pattern: "POST /ui/assistants/{id}", maxForm: maxAssistantForm, h: s.saveAssistant},
+		{pattern: "POST /ui/assistants/{id}/delete", h: s.deleteAssistant},
+
 		{pattern: "GET /ui/numbers", h: s.soon("numbers")},
 		{pattern: "GET /ui/contacts", h: s.soon("contacts")},
 		{pattern: "GET /ui/schedules", h: s.soon("schedules")},

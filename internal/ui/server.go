@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/assistant"
+	"switchboard/internal/assistantjson"
 	"switchboard/internal/operator"
 	"switchboard/internal/store"
 	"switchboard/internal/throttle"
@@ -50,6 +52,10 @@ type Recordings interface {
 // Config is what the dashboard needs.
 type Config struct {
 	Store store.Store
+	// Assistants reads assistants' documents as the REST API does (the
+	// configured providers, the tool URL guard). Default: the providers
+	// every server has (assistant.DefaultProviders), no tool URL accepted.
+	Assistants assistantjson.Config
 	// Recordings serves calls' recordings; nil shows none.
 	Recordings Recordings
 	// Refusals is the refusal budget the REST API and the gateway share
@@ -94,6 +100,8 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	streams   streamCounter
+	// reveals carries secrets shown once across their redirect.
+	reveals reveals
 }
 
 // New returns the dashboard. It parses the embedded templates, so an error
@@ -110,6 +118,9 @@ func New(cfg Config) (*Server, error) {
 	cfg.HeartbeatEvery = cmp.Or(cfg.HeartbeatEvery, DefaultHeartbeatEvery)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if len(cfg.Assistants.Providers.Model) == 0 {
+		cfg.Assistants.Providers = assistant.DefaultProviders()
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -183,6 +194,10 @@ type route struct {
 	pattern string
 	// public routes are served without a session (sign-in, static files).
 	public bool
+	// maxForm bounds the form of a POST route (default maxFormBytes).
+	maxForm int64
+	// upload routes also take multipart/form-data (a file).
+	upload bool
 	h      handler
 }
 
@@ -204,7 +219,7 @@ func (s *Server) wrap(rt route) http.Handler {
 				return
 			}
 			if unsafe {
-				if err := s.checkForm(r); err != nil {
+				if err := s.checkForm(r, rt); err != nil {
 					s.fail(w, r, err)
 					return
 				}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,7 +28,7 @@ const CookieName = "sb_session"
 const touchEvery = time.Minute
 
 // maxFormBytes bounds every form the dashboard accepts.
-const maxFormBytes = 16 << 10
+const maxFormBytes int64 = 16 << 10
 
 // signedIn finds the request's live session and fills r.op, r.ses and
 // r.csrf; ok is false when there is none. An ended session is deleted.
@@ -85,12 +87,24 @@ func (s *Server) signInFirst(w http.ResponseWriter, r *http.Request, unsafe bool
 // checkForm guards a state-changing request of a signed-in operator: it
 // must come from this site (sameOrigin) and carry the session's CSRF
 // token in the form field "csrf", compared in constant time.
-func (s *Server) checkForm(r *request) error {
+func (s *Server) checkForm(r *request, rt route) error {
 	if !sameOrigin(r.Request, s.origin) {
 		return apperr.New(apperr.PermissionDenied, "this form must be sent from this site")
 	}
-	r.Body = http.MaxBytesReader(nil, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
+	limit := cmp.Or(rt.maxForm, maxFormBytes)
+	r.Body = http.MaxBytesReader(nil, r.Body, limit)
+	var err error
+	if rt.upload && strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		// All in memory: the body is bounded by limit, so no temporary files.
+		err = r.ParseMultipartForm(limit)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return apperr.New(apperr.TooLarge, "the form is larger than %d KiB", limit>>10)
+		}
 		return apperr.New(apperr.Invalid, "the form could not be read")
 	}
 	got := r.PostForm.Get("csrf")
