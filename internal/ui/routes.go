@@ -25,6 +25,12 @@ func (s *Server) routes() []route {
 		{pattern: "GET /ui/calls/{id}", h: s.showCall},
 		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
 
+		{pattern: "GET /ui/contacts", h: s.listContactNumbers},
+		{pattern: "GET /ui/contacts/{id}", h: s.showContacts},
+		{pattern: "POST /ui/contacts/{id}", h: s.addContact},
+		{pattern: "POST /ui/contacts/{id}/import", maxForm: maxContactsUpload, upload: true, h: s.importContacts},
+		{pattern: "POST /ui/contacts/{id}/{contact}/delete", h: s.deleteContact},
+
 		// Sections still to come: a placeholder each until its page lands.
 		{pattern: "GET /ui/assistants", h: s.listAssistants},
 		{pattern: "GET /ui/assistants/new", h: s.newAssistant},
@@ -34,7 +40,7 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/assistants/{id}/delete", h: s.deleteAssistant},
 
 		{pattern: "GET /ui/numbers", h: s.soon("numbers")},
-		{pattern: "GET /ui/contacts", h: s.soon("contacts")},
+
 		{pattern: "GET /ui/schedules", h: s.soon("schedules")},
 		{pattern: "GET /ui/webhooks", h: s.soon("webhooks")},
 		{pattern: "GET /ui/keys", h: s.soon("keys")},
