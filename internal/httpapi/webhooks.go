@@ -2,10 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"switchboard/internal/callctl"
@@ -35,25 +32,7 @@ func (s *Server) createWebhook(ctx context.Context, r *request) (response, error
 	u := strings.TrimSpace(o.Str("url", true))
 	events := o.Strings("events", true)
 	o.Done()
-	if u != "" {
-		if err := s.cfg.Webhooks.CheckURL(ctx, u); err != nil {
-			if errors.Is(err, webhook.ErrUnsafeURL) {
-				o.Errs.Add("url", "%s", err.Error())
-			} else {
-				o.Errs.Add("url", "could not be checked: %s", err.Error())
-			}
-		}
-	}
-	seen := map[string]bool{}
-	for i, e := range events {
-		if !slices.Contains(callctl.EventTypes, e) {
-			o.Errs.Add(fmt.Sprintf("events[%d]", i), "unknown event %q; known: %s", e, strings.Join(callctl.EventTypes, ", "))
-		}
-		if seen[e] {
-			o.Errs.Add(fmt.Sprintf("events[%d]", i), "repeats %q", e)
-		}
-		seen[e] = true
-	}
+	s.cfg.Webhooks.CheckEndpoint(ctx, u, events, callctl.EventTypes, o.Errs)
 	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}

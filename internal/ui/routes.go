@@ -31,6 +31,20 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/contacts/{id}/import", maxForm: maxContactsUpload, upload: true, h: s.importContacts},
 		{pattern: "POST /ui/contacts/{id}/{contact}/delete", h: s.deleteContact},
 
+		{pattern: "GET /ui/schedules", h: s.listSchedules},
+		{pattern: "GET /ui/schedules/{id}", h: s.showSchedule},
+		{pattern: "POST /ui/schedules/{id}/cancel", h: s.cancelSchedule},
+
+		{pattern: "GET /ui/webhooks", h: s.listWebhooks},
+		{pattern: "POST /ui/webhooks", h: s.createWebhook},
+		{pattern: "GET /ui/webhooks/{id}", h: s.showWebhook},
+		{pattern: "POST /ui/webhooks/{id}/delete", h: s.deleteWebhook},
+		{pattern: "POST /ui/webhooks/{id}/deliveries/{message}/redeliver", h: s.redeliver},
+
+		{pattern: "GET /ui/keys", h: s.listKeys},
+		{pattern: "POST /ui/keys", h: s.createKey},
+		{pattern: "POST /ui/keys/{id}/revoke", h: s.revokeKey},
+
 		// Sections still to come: a placeholder each until its page lands.
 		{pattern: "GET /ui/assistants", h: s.listAssistants},
 		{pattern: "GET /ui/assistants/new", h: s.newAssistant},
@@ -40,10 +54,6 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/assistants/{id}/delete", h: s.deleteAssistant},
 
 		{pattern: "GET /ui/numbers", h: s.soon("numbers")},
-
-		{pattern: "GET /ui/schedules", h: s.soon("schedules")},
-		{pattern: "GET /ui/webhooks", h: s.soon("webhooks")},
-		{pattern: "GET /ui/keys", h: s.soon("keys")},
 	}
 }
 

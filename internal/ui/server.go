@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/operator"
 	"switchboard/internal/store"
 	"switchboard/internal/throttle"
+	"switchboard/internal/webhook"
 )
 
 // Prefix is where the dashboard is mounted.
@@ -56,6 +57,9 @@ type Config struct {
 	// configured providers, the tool URL guard). Default: the providers
 	// every server has (assistant.DefaultProviders), no tool URL accepted.
 	Assistants assistantjson.Config
+	// Webhooks checks endpoints' URLs as the REST API does (the zero
+	// Guard is the safe one).
+	Webhooks webhook.Guard
 	// Recordings serves calls' recordings; nil shows none.
 	Recordings Recordings
 	// Refusals is the refusal budget the REST API and the gateway share

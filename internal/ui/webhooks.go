@@ -1,0 +1,166 @@
+package ui
+
+import (
+	"net/http"
+	"strings"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/callctl"
+	"switchboard/internal/id"
+	"switchboard/internal/store"
+	"switchboard/internal/webhook"
+)
+
+const deliveriesPageSize = 50
+
+type webhooksPage struct {
+	Webhooks []webhookRow
+	Events   []string
+	Form     webhookForm
+	Errs     *formErrors
+	// Secret is a new endpoint's signing secret, shown this once.
+	Secret, SecretID string
+}
+
+type webhookRow struct {
+	store.Webhook
+	Delete *confirmForm
+}
+
+type webhookForm struct {
+	URL    string
+	Events map[string]bool
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *request) error {
+	p := webhooksPage{Form: webhookForm{Events: map[string]bool{}}}
+	if t := r.URL.Query().Get("created"); t != "" {
+		if secret, ok := s.reveals.take(r.ses.TokenHash, t, s.cfg.Now()); ok {
+			p.Secret, p.SecretID = secret, r.URL.Query().Get("id")
+		}
+	}
+	return s.webhooksPage(w, r, http.StatusOK, p)
+}
+
+func (s *Server) webhooksPage(w http.ResponseWriter, r *request, status int, p webhooksPage) error {
+	ws, err := s.st.ListWebhooks(r.Context(), r.op.OrgID)
+	if err != nil {
+		return err
+	}
+	for _, wh := range ws {
+		p.Webhooks = append(p.Webhooks, webhookRow{Webhook: wh, Delete: &confirmForm{Label: "Delete", Action: "/ui/webhooks/" + wh.ID + "/delete",
+			Question: "Delete the endpoint " + wh.URL + "? Its undelivered messages are dropped."}})
+	}
+	p.Events = callctl.EventTypes
+	s.render(w, r, status, view{Name: "webhooks", Nav: "webhooks", Title: "Webhooks", Data: p})
+	return nil
+}
+
+// createWebhook registers an endpoint with the REST API's checks
+// (webhook.Guard.CheckEndpoint) and shows its signing secret once, after
+// the redirect.
+func (s *Server) createWebhook(w http.ResponseWriter, r *request) error {
+	f := webhookForm{URL: strings.TrimSpace(r.PostForm.Get("url")), Events: map[string]bool{}}
+	events := r.PostForm["events"]
+	for _, e := range events {
+		f.Events[e] = true
+	}
+	var errs apperr.Fields
+	if f.URL == "" {
+		errs.Add("url", "is required")
+	}
+	if len(events) == 0 {
+		errs.Add("events", "choose at least one event")
+	}
+	s.cfg.Webhooks.CheckEndpoint(r.Context(), f.URL, events, callctl.EventTypes, &errs)
+	if err := errs.Err(); err != nil {
+		fe, _ := userError(err, func(field string) (string, string) {
+			if strings.HasPrefix(field, "events") {
+				return "events", ""
+			}
+			return field, ""
+		})
+		return s.webhooksPage(w, r, http.StatusBadRequest, webhooksPage{Form: f, Errs: fe})
+	}
+	wh := store.Webhook{ID: id.New(id.Webhook), OrgID: r.op.OrgID, URL: f.URL, Events: events, Secrets: []string{webhook.NewSecret()}, CreatedAt: s.cfg.Now()}
+	if err := s.st.CreateWebhook(r.Context(), wh); err != nil {
+		return err
+	}
+	t := s.reveals.put(r.ses.TokenHash, wh.Secrets[0], s.cfg.Now())
+	return seeOther(w, r, "/ui/webhooks?created="+t+"&id="+wh.ID)
+}
+
+// ownWebhook reads the path's endpoint of the operator's organization.
+func (s *Server) ownWebhook(r *request) (store.Webhook, error) {
+	wid := r.PathValue("id")
+	if !id.Valid(id.Webhook, wid) {
+		return store.Webhook{}, apperr.NotFoundf("no such webhook")
+	}
+	wh, err := s.st.GetWebhook(r.Context(), r.op.OrgID, wid)
+	if apperr.Is(err, apperr.NotFound) {
+		return wh, apperr.NotFoundf("no such webhook")
+	}
+	return wh, err
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *request) error {
+	wh, err := s.ownWebhook(r)
+	if err != nil {
+		return err
+	}
+	if err := s.st.DeleteWebhook(r.Context(), r.op.OrgID, wh.ID, s.cfg.Now()); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/ui/webhooks")
+}
+
+type deliveriesPage struct {
+	Webhook          store.Webhook
+	Deliveries       []deliveryRow
+	Total            int
+	PrevURL, NextURL string
+	Redelivered      bool
+}
+
+type deliveryRow struct {
+	store.Delivery
+	OK bool
+	// Redeliver queues the delivery's message again.
+	Redeliver string
+}
+
+func (s *Server) showWebhook(w http.ResponseWriter, r *request) error {
+	wh, err := s.ownWebhook(r)
+	if err != nil {
+		return err
+	}
+	n := pageParam(r)
+	ds, total, err := s.st.ListDeliveries(r.Context(), r.op.OrgID, wh.ID, store.Page{Page: n, PageSize: deliveriesPageSize})
+	if err != nil {
+		return err
+	}
+	p := deliveriesPage{Webhook: wh, Total: total, Redelivered: r.URL.Query().Get("redelivered") != ""}
+	for _, d := range ds {
+		p.Deliveries = append(p.Deliveries, deliveryRow{Delivery: d, OK: d.Status >= 200 && d.Status < 300,
+			Redeliver: "/ui/webhooks/" + wh.ID + "/deliveries/" + d.MessageID + "/redeliver"})
+	}
+	p.PrevURL, p.NextURL = pager("/ui/webhooks/"+wh.ID, n, deliveriesPageSize, len(ds), total)
+	s.render(w, r, http.StatusOK, view{Name: "webhook", Nav: "webhooks", Title: "Webhook " + wh.URL, Data: p})
+	return nil
+}
+
+// redeliver queues a message of the endpoint again, now.
+func (s *Server) redeliver(w http.ResponseWriter, r *request) error {
+	wh, err := s.ownWebhook(r)
+	if err != nil {
+		return err
+	}
+	mid := r.PathValue("message")
+	if !id.Valid(id.Message, mid) {
+		return apperr.NotFoundf("no such message")
+	}
+	if err := s.st.Redeliver(r.Context(), r.op.OrgID, wh.ID, mid, s.cfg.Now()); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/ui/webhooks/"+wh.ID+"?redelivered=1")
+}
