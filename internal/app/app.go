@@ -27,6 +27,7 @@ import (
 	"switchboard/internal/analysis"
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
+	"switchboard/internal/assistantjson"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
@@ -39,6 +40,7 @@ import (
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/anthropic"
 	"switchboard/internal/llm/openai"
+	"switchboard/internal/numbers"
 	"switchboard/internal/recording"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/sip"
@@ -399,8 +401,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	wh.Register(mux)
 	// The operator dashboard: its own sessions and CSRF, outside the REST
 	// middleware; failed sign-ins spend the same refusal budget.
+	// The dashboard edits assistants, buys numbers and registers
+	// endpoints with the REST API's own checks and code paths.
 	dash, err := ui.New(ui.Config{Store: db, Recordings: recordings, Refusals: refusals, Proxies: cfg.TrustedProxies,
-		PublicURL: cfg.PublicURL, Log: log.With("component", "ui")})
+		PublicURL: cfg.PublicURL, Log: log.With("component", "ui"),
+		Assistants: assistantjson.Config{Providers: providers, URLs: guard}, Webhooks: guard,
+		Numbers: &numbers.Service{Store: db, Providers: calls, Twilio: twilio.NewAccounts(m.twilio, sealer), Secrets: sealer,
+			Log: log.With("component", "numbers"), Now: time.Now}})
 	if err != nil {
 		return nil, err
 	}

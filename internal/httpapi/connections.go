@@ -3,11 +3,9 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"slices"
-	"strings"
 
-	"switchboard/internal/apperr"
 	"switchboard/internal/id"
+	"switchboard/internal/numbers"
 	"switchboard/internal/phone"
 )
 
@@ -97,48 +95,18 @@ func (s *Server) createConnection(ctx context.Context, r *request) (response, er
 		o.Skip("twilio")
 	}
 	o.Done()
-	switch c.Provider {
-	case phone.ProviderSIP:
-		c.Check(o.Errs)
-		phone.CheckSIPCredentials(c.SIP.Username, password, o.Errs)
-	case phone.ProviderTwilio:
-		if o.Present("twilio") { // else "twilio is required" says it all
-			if err := s.twilioConnection(ctx, &c, token, o.Errs); err != nil {
-				return response{}, err
-			}
-		}
+	if c.Provider == phone.ProviderTwilio && !o.Present("twilio") { // "twilio is required" says it all
+		return response{}, numbers.FirstPerField(*o.Errs).Err()
 	}
-	if err := firstPerField(*o.Errs).Err(); err != nil {
-		return response{}, err
+	secret := password
+	if c.Provider == phone.ProviderTwilio {
+		secret = token
 	}
-	now := s.now().UTC()
-	if c.ID == "" {
-		c.ID = id.New(id.Connection)
-	}
-	c.OrgID, c.CreatedAt, c.UpdatedAt = r.orgID, now, now
-	if password != "" {
-		if s.cfg.Secrets == nil {
-			return response{}, apperr.New(apperr.Unavailable, "this server has no secret key to keep the password with; see --secret-key-file")
-		}
-		c.SIP.SealedPassword = s.cfg.Secrets.Seal([]byte(password), []byte(c.ID))
-	}
-	if err := s.store.CreateConnection(ctx, c); err != nil {
+	c, err = s.numbers.CreateConnection(ctx, r.orgID, c, secret, *o.Errs)
+	if err != nil {
 		return response{}, err
 	}
 	return ok(http.StatusCreated, "connection created", viewConnection(c)), nil
-}
-
-// firstPerField keeps the first error of each field: a field the decoder
-// already refused (a number where a list belongs) is not also reported
-// by the checks that saw its zero value.
-func firstPerField(errs apperr.Fields) apperr.Fields {
-	var out apperr.Fields
-	for _, e := range errs {
-		if !out.Has(e.Field) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 func (s *Server) listConnections(ctx context.Context, r *request) (response, error) {
@@ -183,22 +151,4 @@ func (s *Server) deleteConnection(ctx context.Context, r *request) (response, er
 		return response{}, err
 	}
 	return ok(http.StatusOK, "connection deleted", viewConnection(c)), nil
-}
-
-// providerNames lists the providers numbers may be listed and bought
-// from: the configured ones and those of connections, sorted.
-func (s *Server) providerNames() []string {
-	names := s.calls.ProviderNames()
-	for _, p := range phone.ConnectionProviders {
-		if !slices.Contains(names, p) {
-			names = append(names, p)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// unknownProvider records that field names a provider this server does not have.
-func (s *Server) unknownProvider(errs *apperr.Fields, field, name string) {
-	errs.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(s.providerNames(), ", "))
 }

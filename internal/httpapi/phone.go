@@ -2,86 +2,27 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
-	"switchboard/internal/apperr"
 	"switchboard/internal/id"
+	"switchboard/internal/numbers"
 	"switchboard/internal/phone"
-	"switchboard/internal/telephony"
 )
 
-// numberView is a number as GET /v1/phone/numbers shows it; numbers of a
-// connection name it.
-type numberView struct {
-	telephony.Number
-	ConnectionID string `json:"connectionId,omitempty"`
-}
-
-// listNumbers lists the numbers that can be bought: without a provider,
-// the inventories of the configured providers (sandbox); with a provider
-// of connections (sip), the numbers of the organization's own connections
-// of that provider.
+// listNumbers lists the numbers that can be bought (numbers.Service.Available;
+// Twilio's are searched: listTwilioNumbers).
 func (s *Server) listNumbers(ctx context.Context, r *request) (response, error) {
 	if r.URL.Query().Get("provider") == phone.ProviderTwilio {
 		return s.listTwilioNumbers(ctx, r)
 	}
 	q := newQuery(r.URL.Query(), "provider")
-	prov := q.v.Get("provider")
-	var names []string
-	for _, n := range s.calls.ProviderNames() {
-		if !phone.IsConnectionProvider(n) {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	if prov != "" {
-		if !slices.Contains(s.providerNames(), prov) {
-			s.unknownProvider(&q.errs, "provider", prov)
-		}
-		names = []string{prov}
-	}
 	if err := q.errs.Err(); err != nil {
 		return response{}, err
 	}
-	if phone.IsConnectionProvider(prov) {
-		return s.listConnectionNumbers(ctx, r.orgID, prov)
-	}
-	out := []numberView{}
-	for _, n := range names {
-		p, _ := s.calls.Provider(n)
-		inv, err := p.Inventory(ctx)
-		if err != nil {
-			return response{}, apperr.Wrap(apperr.Unavailable, err, "provider %s did not list its numbers", n)
-		}
-		held, err := s.store.HeldNumbers(ctx, n)
-		if err != nil {
-			return response{}, err
-		}
-		for _, num := range inv {
-			if !held[num.Number] {
-				out = append(out, numberView{Number: num})
-			}
-		}
-	}
-	return ok(http.StatusOK, "available numbers", out), nil
-}
-
-// listConnectionNumbers lists the numbers of the organization's
-// connections of a provider that are not purchased yet.
-func (s *Server) listConnectionNumbers(ctx context.Context, orgID, prov string) (response, error) {
-	ns, err := s.store.ConnectionNumbers(ctx, orgID, prov)
+	out, err := s.numbers.Available(ctx, r.orgID, q.v.Get("provider"))
 	if err != nil {
 		return response{}, err
-	}
-	out := []numberView{}
-	for _, n := range ns {
-		if n.PurchaseID == "" {
-			out = append(out, numberView{ConnectionID: n.ConnectionID, Number: telephony.Number{
-				Number: n.Number, Provider: prov, Region: phone.Region(n.Number), Capabilities: []string{"voice"}}})
-		}
 	}
 	return ok(http.StatusOK, "available numbers", out), nil
 }
@@ -102,78 +43,37 @@ func (s *Server) createPurchase(ctx context.Context, r *request) (response, erro
 	if err != nil {
 		return response{}, err
 	}
-	number := o.Str("number", true)
-	provName := o.Str("provider", false)
-	var connID string
-	var imported bool
-	if provName == phone.ProviderTwilio {
-		connID = o.Str("connectionId", false)
-		imported = o.Bool("import")
+	req := numbers.Purchase{Number: o.Str("number", true), Provider: o.Str("provider", false)}
+	if req.Provider == phone.ProviderTwilio {
+		req.ConnectionID = o.Str("connectionId", false)
+		req.Import = o.Bool("import")
 	}
 	o.Done()
-	if provName == "" {
-		provName = "sandbox"
+	if req.Provider == "" {
+		req.Provider = "sandbox"
 	}
-	if number != "" {
-		n, err := phone.NormalizeE164(number)
+	if req.Number != "" {
+		n, err := phone.NormalizeE164(req.Number)
 		if err != nil {
 			o.Errs.Add("number", "%s", err.Error())
 		}
-		number = n
+		req.Number = n
 	}
-	if phone.IsConnectionProvider(provName) {
-		if err := o.Errs.Err(); err != nil {
-			return response{}, err
-		}
-		if provName == phone.ProviderTwilio {
-			return s.purchaseTwilio(ctx, r.orgID, number, connID, imported)
-		}
-		return s.purchaseOnConnection(ctx, r.orgID, provName, number)
-	}
-	prov, known := s.calls.Provider(provName)
-	if !known {
-		s.unknownProvider(o.Errs, "provider", provName)
+	if _, known := s.calls.Provider(req.Provider); !known && !phone.IsConnectionProvider(req.Provider) {
+		s.numbers.UnknownProvider(o.Errs, "provider", req.Provider)
 	}
 	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
-	if err := prov.Purchase(ctx, number); err != nil {
-		if errors.Is(err, telephony.ErrNumberUnavailable) {
-			return response{}, apperr.Invalidf("number", "%s is not offered by provider %s; see GET /v1/phone/numbers", number, provName)
-		}
-		return response{}, apperr.Wrap(apperr.Unavailable, err, "provider %s could not sell the number", provName)
-	}
-	now := s.now().UTC()
-	p := phone.Purchase{ID: id.New(id.Purchase), OrgID: r.orgID, Number: number, Provider: provName, CreatedAt: now, UpdatedAt: now}
-	if err := s.store.CreatePurchase(ctx, p); err != nil {
-		return response{}, err
-	}
-	return ok(http.StatusCreated, "number purchased", viewPurchase(p)), nil
-}
-
-// purchaseOnConnection buys a number of one of the organization's
-// connections of prov; the purchase remembers the connection. A number
-// on none of them is a 400 on number, as a number no inventory offers.
-func (s *Server) purchaseOnConnection(ctx context.Context, orgID, prov, number string) (response, error) {
-	notOffered := apperr.Invalidf("number", "%s is not a number of this organization's %s connections; add it to one (POST /v1/phone/connections), see GET /v1/phone/numbers?provider=%s",
-		number, prov, prov)
-	ns, err := s.store.ConnectionNumbers(ctx, orgID, prov)
+	p, err := s.numbers.Buy(ctx, r.orgID, req)
 	if err != nil {
 		return response{}, err
 	}
-	i := slices.IndexFunc(ns, func(n phone.ConnectionNumber) bool { return n.Number == number })
-	if i < 0 {
-		return response{}, notOffered
+	msg := "number purchased"
+	if p.Imported {
+		msg = "number imported"
 	}
-	now := s.now().UTC()
-	p := phone.Purchase{ID: id.New(id.Purchase), OrgID: orgID, Number: number, Provider: prov, ConnectionID: ns[i].ConnectionID, CreatedAt: now, UpdatedAt: now}
-	if err := s.store.CreatePurchase(ctx, p); err != nil {
-		if apperr.Is(err, apperr.NotFound) { // the connection was deleted meanwhile
-			return response{}, notOffered
-		}
-		return response{}, err
-	}
-	return ok(http.StatusCreated, "number purchased", viewPurchase(p)), nil
+	return ok(http.StatusCreated, msg, viewPurchase(p)), nil
 }
 
 func (s *Server) releasePurchase(ctx context.Context, r *request) (response, error) {
@@ -181,22 +81,11 @@ func (s *Server) releasePurchase(ctx context.Context, r *request) (response, err
 	if err != nil {
 		return response{}, err
 	}
-	p, err := s.store.GetPurchase(ctx, r.orgID, pid)
+	p, msg, err := s.numbers.Release(ctx, r.orgID, pid)
 	if err != nil {
 		return response{}, err
 	}
-	if err := s.store.ReleasePurchase(ctx, r.orgID, pid, s.now()); err != nil {
-		return response{}, err
-	}
-	if p.Provider == phone.ProviderTwilio {
-		return ok(http.StatusOK, s.releaseTwilio(ctx, p), viewPurchase(p)), nil
-	}
-	if prov, ok := s.calls.Provider(p.Provider); ok {
-		if err := prov.Release(ctx, p.Number); err != nil {
-			s.log.Warn("provider release failed; the number is released here", "number", p.Number, "err", err)
-		}
-	}
-	return ok(http.StatusOK, "number released", viewPurchase(p)), nil
+	return ok(http.StatusOK, msg, viewPurchase(p)), nil
 }
 
 func (s *Server) listContacts(ctx context.Context, r *request) (response, error) {
@@ -347,8 +236,8 @@ func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, e
 	if !inSet && !outSet && !msgSet {
 		o.Errs.Add("inboundAssistantId", "at least one of inboundAssistantId, outboundAssistantId or message is required")
 	}
-	if len(msg) > 2000 {
-		o.Errs.Add("message", "must be at most 2000 bytes")
+	if len(msg) > phone.MaxPurchaseMessage {
+		o.Errs.Add("message", "must be at most %d bytes", phone.MaxPurchaseMessage)
 	}
 	if err := o.Errs.Err(); err != nil {
 		return response{}, err

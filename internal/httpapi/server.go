@@ -29,6 +29,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
+	"switchboard/internal/numbers"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/secret"
 	"switchboard/internal/store"
@@ -85,6 +86,7 @@ type Server struct {
 	cfg      Config
 	store    store.Store
 	calls    *callctl.Service
+	numbers  *numbers.Service
 	sched    *scheduling.Service
 	log      *slog.Logger
 	now      func() time.Time
@@ -130,6 +132,8 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 	// every request (not only refused ones): its memory is bounded however
 	// many addresses call.
 	s.pubAddrs = throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.PublicAddressRate / 60, Burst: int(cfg.PublicAddressRate)})
+	s.numbers = &numbers.Service{Store: st, Providers: calls, Twilio: cfg.Twilio, Secrets: cfg.Secrets, Log: log,
+		Now: func() time.Time { return s.now() }}
 	s.routes = s.table()
 	s.mux = http.NewServeMux()
 	byPath := map[string][]route{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -146,6 +147,31 @@ type NumberSearch struct {
 	Country  string // ISO 3166-1 alpha-2, default US
 	AreaCode int    // 0: any
 	Contains string // digits, letters and * (any one digit)
+}
+
+var searchContains = regexp.MustCompile(`^[0-9A-Za-z*]{1,16}$`)
+
+// ParseNumberSearch reads a search of numbers for sale as typed: a
+// country code (default US), an area code and a pattern; a bad one is
+// added to errs under its name (country, areaCode, contains).
+func ParseNumberSearch(country, areaCode, contains string, errs *apperr.Fields) NumberSearch {
+	q := NumberSearch{Country: strings.ToUpper(country), Contains: contains}
+	if q.Country == "" {
+		q.Country = "US"
+	} else if len(q.Country) != 2 || strings.Trim(q.Country, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		errs.Add("country", "must be an ISO 3166-1 alpha-2 country code, e.g. US")
+	}
+	if areaCode != "" {
+		n, err := strconv.Atoi(areaCode)
+		if err != nil || n < 200 || n > 999 {
+			errs.Add("areaCode", "must be a 3-digit area code, e.g. 415")
+		}
+		q.AreaCode = n
+	}
+	if q.Contains != "" && !searchContains.MatchString(q.Contains) {
+		errs.Add("contains", "must be 1 to 16 digits, letters or * (any one digit), e.g. 555 or 415***1234")
+	}
+	return q
 }
 
 // HasAuthToken reports whether the connection keeps an auth token.

@@ -34,6 +34,9 @@ type Purchase struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
+// MaxPurchaseMessage bounds a purchase's Message, in bytes.
+const MaxPurchaseMessage = 2000
+
 // Contact is a person a purchased number may call.
 type Contact struct {
 	ID          string          `json:"id"`

@@ -68,7 +68,8 @@ func parsePages() (*pages, error) {
 			cc.CSRF = p.CSRF
 			return &cc
 		},
-		"join": strings.Join,
+		"join":  strings.Join,
+		"list3": func(a, b, c string) []string { return []string{a, b, c} },
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

@@ -45,15 +45,19 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/keys", h: s.createKey},
 		{pattern: "POST /ui/keys/{id}/revoke", h: s.revokeKey},
 
-		// Sections still to come: a placeholder each until its page lands.
+		{pattern: "GET /ui/numbers", h: s.listNumbers},
+		{pattern: "POST /ui/numbers/buy", h: s.buyNumber},
+		{pattern: "POST /ui/numbers/{id}/allocate", h: s.allocate},
+		{pattern: "POST /ui/numbers/{id}/release", h: s.releaseNumber},
+		{pattern: "POST /ui/connections", h: s.createConnection},
+		{pattern: "POST /ui/connections/{id}/delete", h: s.deleteConnection},
+
 		{pattern: "GET /ui/assistants", h: s.listAssistants},
 		{pattern: "GET /ui/assistants/new", h: s.newAssistant},
 		{pattern: "POST /ui/assistants", maxForm: maxAssistantForm, h: s.saveAssistant},
 		{pattern: "GET /ui/assistants/{id}", h: s.showAssistant},
 		{pattern: "POST /ui/assistants/{id}", maxForm: maxAssistantForm, h: s.saveAssistant},
 		{pattern: "POST /ui/assistants/{id}/delete", h: s.deleteAssistant},
-
-		{pattern: "GET /ui/numbers", h: s.soon("numbers")},
 	}
 }
 
@@ -71,18 +75,4 @@ var nav = []navItem{
 	{"schedules", "Schedules", "/ui/schedules"},
 	{"webhooks", "Webhooks", "/ui/webhooks"},
 	{"keys", "API keys", "/ui/keys"},
-}
-
-// soon is the placeholder page of a section not built yet.
-func (s *Server) soon(key string) handler {
-	label := key
-	for _, n := range nav {
-		if n.Key == key {
-			label = n.Label
-		}
-	}
-	return func(w http.ResponseWriter, r *request) error {
-		s.render(w, r, http.StatusOK, view{Name: "soon", Nav: key, Title: label, Data: label})
-		return nil
-	}
 }

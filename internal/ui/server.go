@@ -25,6 +25,7 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/assistantjson"
+	"switchboard/internal/numbers"
 	"switchboard/internal/operator"
 	"switchboard/internal/store"
 	"switchboard/internal/throttle"
@@ -57,6 +58,10 @@ type Config struct {
 	// configured providers, the tool URL guard). Default: the providers
 	// every server has (assistant.DefaultProviders), no tool URL accepted.
 	Assistants assistantjson.Config
+	// Numbers buys and releases numbers and adds connections as the REST
+	// API does (the same numbers.Service); nil shows the numbers and
+	// connections but buys and connects nothing.
+	Numbers *numbers.Service
 	// Webhooks checks endpoints' URLs as the REST API does (the zero
 	// Guard is the safe one).
 	Webhooks webhook.Guard
