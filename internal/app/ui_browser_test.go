@@ -55,7 +55,7 @@ func newBrowser(t *testing.T) (context.Context, func() []string) {
 		switch e := ev.(type) {
 		case *log.EventEntryAdded:
 			if e.Entry.Level == log.EntryLevelError {
-				problems = append(problems, string(e.Entry.Source)+": "+e.Entry.Text)
+				problems = append(problems, string(e.Entry.Source)+": "+e.Entry.Text+" ("+e.Entry.URL+")")
 			}
 		case *runtime.EventExceptionThrown:
 			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
@@ -174,7 +174,109 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "call.png")
 
+	refused := dashboardManagement(t, ctx, b.m.URL(), asst, p)
+
 	for _, p := range problems() {
-		t.Errorf("browser console: %s", p)
+		// A refused form is answered 400, which Chromium logs.
+		if p != refused {
+			t.Errorf("browser console: %s", p)
+		}
 	}
+	// Close the browser before the server stops: Chromium keeps sockets
+	// it opened ahead of need, which the server's shutdown would wait for.
+	if err := chromedp.Cancel(ctx); err != nil {
+		t.Errorf("close chromium: %v", err)
+	}
+}
+
+// brokenFlowJSON's ask branch names a node that does not exist.
+const brokenFlowJSON = `{"start":"greet","nodes":{
+  "greet":{"type":"say","text":"Thanks for calling Acme.","next":"ask"},
+  "ask":{"type":"ask","text":"Sales or support?","branches":[
+    {"match":{"kind":"keywords","any":["sales"]},"next":"sales"},
+    {"match":{"kind":"keywords","any":["support"]},"next":"bye"}]},
+  "bye":{"type":"end","text":"Goodbye.","success":true}}}`
+
+// dashboardManagement drives the management pages: an assistant with a
+// broken flow is refused with the error on its node, in the list and in
+// the graph, then fixed; a CSV of contacts with a bad row is imported
+// with that row's error shown. It saves their screenshots, and returns
+// the console line of the one refused form (its 400).
+func dashboardManagement(t *testing.T, ctx context.Context, base, bookingID, purchaseID string) string {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/assistants"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+bookingID+`"]`)),
+	); err != nil {
+		t.Fatalf("the assistants page does not list %s: %v", bookingID, err)
+	}
+	screenshot(t, ctx, "assistants.png")
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/assistants/"+bookingID),
+		chromedp.WaitVisible(chromedp.ID("flow-graph")),
+	); err != nil {
+		t.Fatalf("open assistant %s: %v", bookingID, err)
+	}
+	screenshot(t, ctx, "assistant.png")
+
+	// A new assistant whose flow names a missing node: refused, the
+	// error under the flow and its node red in the graph.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/assistants/new"),
+		chromedp.SendKeys(chromedp.CSS(`#assistant-form input[name="name"]`), "Front desk"),
+		chromedp.SetValue(chromedp.ID("flow-json"), brokenFlowJSON),
+		chromedp.Submit(chromedp.ID("flow-json")),
+		chromedp.WaitVisible(chromedp.ID("flow-errors")),
+	); err != nil {
+		t.Fatalf("create an assistant with a broken flow: %v", err)
+	}
+	errs, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("flow-errors")))
+	if err != nil || !strings.Contains(errs, `nodes.ask.branches[0].next: unknown node "sales"`) {
+		t.Errorf("the flow's errors = %q, %v; want the ask node's missing next", errs, err)
+	}
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('#flow-graph g.node.bad[data-node="ask"]') && !!document.querySelector('#flow-graph g.node.missing[data-node="sales"]')`))
+	if err != nil || !bad {
+		t.Errorf("the graph does not mark the ask node bad and the sales node missing: %v", err)
+	}
+	screenshot(t, ctx, "assistant-error.png")
+	fixed := strings.Replace(brokenFlowJSON, `"next":"sales"`, `"next":"bye"`, 1)
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("flow-json"), fixed),
+		chromedp.Submit(chromedp.ID("flow-json")),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice[role="status"]`)),
+	); err != nil {
+		t.Fatalf("save the fixed flow: %v", err)
+	}
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector('#flow-graph g.node.bad') && !!document.querySelector('#flow-graph g.node[data-node="bye"]') && location.pathname.startsWith('/ui/assistants/asst_')`))
+	if err != nil || !ok {
+		t.Errorf("after the fix: want the saved assistant's page with its graph and no bad node: %v", err)
+	}
+
+	// Contacts from a CSV with one bad row.
+	csv := filepath.Join(t.TempDir(), "contacts.csv")
+	if err := os.WriteFile(csv, []byte("name,phoneNumber,plan\nAda Lovelace,+14155550111,gold\nBad Row,555-0199,\nGrace Hopper,+1 415 555 0112,silver\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/contacts/"+purchaseID),
+		chromedp.SetUploadFiles(chromedp.CSS(`#import-contacts input[name="file"]`), []string{csv}),
+		chromedp.Submit(chromedp.CSS(`#import-contacts input[name="file"]`)),
+		chromedp.WaitVisible(chromedp.ID("import-report")),
+	); err != nil {
+		t.Fatalf("import contacts: %v", err)
+	}
+	row, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#import-rows tr.failed[data-row="3"]`)))
+	if err != nil || !strings.Contains(row, "phoneNumber:") {
+		t.Errorf("the bad row 3 = %q, %v; want its phoneNumber error", row, err)
+	}
+	listed, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("contacts")))
+	if err != nil || !strings.Contains(listed, "Ada Lovelace") || !strings.Contains(listed, "+14155550112") {
+		t.Errorf("the good rows are not listed: %q, %v", listed, err)
+	}
+	screenshot(t, ctx, "contacts.png")
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/ui/numbers"), chromedp.WaitVisible(chromedp.ID("purchases"))); err != nil {
+		t.Fatalf("open the numbers page: %v", err)
+	}
+	screenshot(t, ctx, "numbers.png")
+	return "network: Failed to load resource: the server responded with a status of 400 (Bad Request) (" + base + "/ui/assistants)"
 }

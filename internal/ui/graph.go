@@ -296,10 +296,11 @@ func buildGraph(raw json.RawMessage, bad map[string][]string) *flowGraph {
 	}
 	g.W = pad*2 + float64(widest)*boxW + float64(widest-1)*gapX
 	g.H = pad*2 + float64(last+1)*boxH + float64(last)*gapY
+	layoutW := g.W // rows are centred in it; loops may widen g.W later
 	at := func(id string) (x, y float64) {
 		r := rows[layer[id]]
 		rowW := float64(len(r))*boxW + float64(len(r)-1)*gapX
-		x = (g.W-rowW)/2 + float64(pos[id])*(boxW+gapX)
+		x = (layoutW-rowW)/2 + float64(pos[id])*(boxW+gapX)
 		y = pad + float64(layer[id])*(boxH+gapY)
 		return x, y
 	}
@@ -327,33 +328,53 @@ func buildGraph(raw json.RawMessage, bad map[string][]string) *flowGraph {
 			continue
 		}
 		es := n.edges()
+		// Spread a node's edges along its bottom edge in the order of
+		// their targets, left to right, so that they do not cross.
+		slot := make([]int, len(es))
+		for i := range es {
+			xi, _ := at(es[i].to)
+			for j := range es {
+				if xj, _ := at(es[j].to); xj < xi || (xj == xi && j < i) {
+					slot[i]++
+				}
+			}
+		}
 		for i, e := range es {
 			fx, fy := at(id)
 			tx, ty := at(e.to)
-			// Spread a node's edges along its bottom edge.
-			sx := fx + boxW*float64(i+1)/float64(len(es)+1)
+			sx := fx + boxW*float64(slot[i]+1)/float64(len(es)+1)
 			sy := fy + boxH
 			ge := graphEdge{Label: e.label, Bad: slices.ContainsFunc(bad[id], func(m string) bool {
 				return strings.HasPrefix(m, e.field+".") || strings.HasPrefix(m, e.field+":")
 			})}
 			ex, ey := tx+boxW/2, ty
-			if ty > fy {
+			switch {
+			case ty > fy: // down: a curve from the bottom to the top
 				midY := (sy + ey) / 2
 				ge.D = fmt.Sprintf("M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f", sx, sy, sx, midY, ex, midY, ex, ey-2)
 				ge.LX, ge.LY = (sx+ex)/2, midY
-			} else {
-				// Up (a loop) or along a row: around the right of both boxes.
+			case ty == fy && tx > fx: // along a row, rightwards: side to side
+				sx, sy, ex, ey = fx+boxW, fy+boxH/2, tx, ty+boxH/2
+				ge.D = fmt.Sprintf("M%.1f %.1f L%.1f %.1f", sx, sy, ex-2, ey)
+				ge.LX, ge.LY = (sx+ex)/2, sy-6
+			default: // up (a loop) or leftwards: around the right of every box in between
 				ge.Back = true
-				ex, ey = tx+boxW, ty+boxH/2
-				side := math.Max(fx, tx) + boxW + gapX*0.6
-				ge.D = fmt.Sprintf("M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f", sx, sy, side, sy+gapY*0.6, side, ey, ex+2, ey)
-				ge.LX, ge.LY = side-4, (sy+ey)/2
+				sx, sy, ex, ey = fx+boxW, fy+boxH*0.65, tx+boxW, ty+boxH*0.35
+				side := 0.0
+				for _, other := range order {
+					if l := layer[other]; l >= layer[e.to] && l <= layer[id] {
+						ox, _ := at(other)
+						side = math.Max(side, ox+boxW)
+					}
+				}
+				side += gapX * 0.6
+				g.W = math.Max(g.W, side+pad)
+				ge.D = fmt.Sprintf("M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f", sx, sy, side, sy, side, ey, ex+2, ey)
+				ge.LX, ge.LY = side-8, (sy+ey)/2
 			}
 			g.Edges = append(g.Edges, ge)
 		}
 	}
-	// Loops drawn to the right of the widest row need room.
-	g.W += gapX
 	return g
 }
 

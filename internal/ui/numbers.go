@@ -20,7 +20,7 @@ const maxAllocatableAssistants = 500
 
 // maxShownInventory bounds the inventory numbers offered on the page (the
 // sandbox has hundreds).
-const maxShownInventory = 24
+const maxShownInventory = 12
 
 type numbersPage struct {
 	Purchases  []purchaseRow
