@@ -323,15 +323,7 @@ func (s *Server) newAssistant(w http.ResponseWriter, r *request) error {
 // ownAssistant reads the path's assistant of the operator's organization;
 // another organization's is not found, like one that does not exist.
 func (s *Server) ownAssistant(r *request) (assistant.Assistant, error) {
-	aid := r.PathValue("id")
-	if !id.Valid(id.Assistant, aid) {
-		return assistant.Assistant{}, apperr.NotFoundf("no such assistant")
-	}
-	a, err := s.st.GetAssistant(r.Context(), r.op.OrgID, aid)
-	if apperr.Is(err, apperr.NotFound) {
-		return a, apperr.NotFoundf("no such assistant")
-	}
-	return a, err
+	return own(r, id.Assistant, "assistant", s.st.GetAssistant)
 }
 
 func (s *Server) showAssistant(w http.ResponseWriter, r *request) error {

@@ -177,15 +177,7 @@ func (s *Server) listCalls(w http.ResponseWriter, r *request) error {
 // ownCall reads the path's call of the operator's organization; another
 // organization's call is not found, exactly like one that does not exist.
 func (s *Server) ownCall(r *request) (call.Call, error) {
-	cid := r.PathValue("id")
-	if !id.Valid(id.Call, cid) {
-		return call.Call{}, apperr.NotFoundf("no such call")
-	}
-	c, err := s.st.GetCall(r.Context(), r.op.OrgID, cid)
-	if apperr.Is(err, apperr.NotFound) {
-		return call.Call{}, apperr.NotFoundf("no such call")
-	}
-	return c, err
+	return own(r, id.Call, "call", s.st.GetCall)
 }
 
 // callPage is a call's page data.

@@ -77,16 +77,8 @@ type contactRow struct {
 
 // ownPurchase reads the path's purchased number of the operator's
 // organization; another organization's is not found.
-func (s *Server) ownPurchase(r *request, key string) (phone.Purchase, error) {
-	pid := r.PathValue(key)
-	if !id.Valid(id.Purchase, pid) {
-		return phone.Purchase{}, apperr.NotFoundf("no such number")
-	}
-	p, err := s.st.GetPurchase(r.Context(), r.op.OrgID, pid)
-	if apperr.Is(err, apperr.NotFound) {
-		return p, apperr.NotFoundf("no such number")
-	}
-	return p, err
+func (s *Server) ownPurchase(r *request) (phone.Purchase, error) {
+	return own(r, id.Purchase, "number", s.st.GetPurchase)
 }
 
 // contactsOf renders a number's contacts page, with the form and report
@@ -116,7 +108,7 @@ func (s *Server) contactsOf(w http.ResponseWriter, r *request, status int, p con
 }
 
 func (s *Server) showContacts(w http.ResponseWriter, r *request) error {
-	pu, err := s.ownPurchase(r, "id")
+	pu, err := s.ownPurchase(r)
 	if err != nil {
 		return err
 	}
@@ -129,7 +121,7 @@ func (s *Server) showContacts(w http.ResponseWriter, r *request) error {
 
 // addContact adds one contact, checked as the REST API checks each.
 func (s *Server) addContact(w http.ResponseWriter, r *request) error {
-	pu, err := s.ownPurchase(r, "id")
+	pu, err := s.ownPurchase(r)
 	if err != nil {
 		return err
 	}
@@ -159,7 +151,7 @@ func (s *Server) addContact(w http.ResponseWriter, r *request) error {
 // importContacts imports a CSV file: the rows that pass the REST API's
 // checks are added, and the page lists each refused row with why.
 func (s *Server) importContacts(w http.ResponseWriter, r *request) error {
-	pu, err := s.ownPurchase(r, "id")
+	pu, err := s.ownPurchase(r)
 	if err != nil {
 		return err
 	}
@@ -223,7 +215,7 @@ func (s *Server) importContacts(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) deleteContact(w http.ResponseWriter, r *request) error {
-	pu, err := s.ownPurchase(r, "id")
+	pu, err := s.ownPurchase(r)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sort"
@@ -72,6 +73,37 @@ func userError(err error, control func(field string) (ctl, msgPrefix string)) (*
 		f.ByControl[ctl] = append(f.ByControl[ctl], prefix+fe.Message)
 	}
 	return f, true
+}
+
+// own reads the record the path's {id} names, of the operator's
+// organization, with get (a store method); an id of the wrong kind, and
+// another organization's record, are "no such what", exactly like one
+// that does not exist.
+func own[T any](r *request, prefix, what string, get func(ctx context.Context, orgID, id string) (T, error)) (T, error) {
+	var zero T
+	v := r.PathValue("id")
+	if !id.Valid(prefix, v) {
+		return zero, apperr.NotFoundf("no such %s", what)
+	}
+	t, err := get(r.Context(), r.op.OrgID, v)
+	if apperr.Is(err, apperr.NotFound) {
+		return zero, apperr.NotFoundf("no such %s", what)
+	}
+	return t, err
+}
+
+// revealed takes the secret a creation left for this page (?created=),
+// once, and the id of what was created (?id=).
+func (s *Server) revealed(r *request) (secret, what string) {
+	t := r.URL.Query().Get("created")
+	if t == "" {
+		return "", ""
+	}
+	secret, ok := s.reveals.take(r.ses.TokenHash, t, s.cfg.Now())
+	if !ok {
+		return "", ""
+	}
+	return secret, r.URL.Query().Get("id")
 }
 
 // seeOther ends a successful POST: the browser gets the page anew (PRG),

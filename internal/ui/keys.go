@@ -34,11 +34,7 @@ type keyForm struct {
 
 func (s *Server) listKeys(w http.ResponseWriter, r *request) error {
 	p := keysPage{Form: keyForm{Scopes: map[string]bool{}}}
-	if t := r.URL.Query().Get("created"); t != "" {
-		if secret, ok := s.reveals.take(r.ses.TokenHash, t, s.cfg.Now()); ok {
-			p.Secret, p.SecretID = secret, r.URL.Query().Get("id")
-		}
-	}
+	p.Secret, p.SecretID = s.revealed(r)
 	return s.keysPage(w, r, http.StatusOK, p)
 }
 

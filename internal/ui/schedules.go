@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -78,14 +79,11 @@ type attemptRow struct {
 }
 
 func (s *Server) showSchedule(w http.ResponseWriter, r *request) error {
-	sid := r.PathValue("id")
-	if !id.Valid(id.Schedule, sid) {
-		return apperr.NotFoundf("no such schedule")
-	}
-	sc, attempts, err := s.st.GetSchedule(r.Context(), r.op.OrgID, sid)
-	if apperr.Is(err, apperr.NotFound) {
-		return apperr.NotFoundf("no such schedule")
-	}
+	var attempts []schedule.Attempt
+	sc, err := own(r, id.Schedule, "schedule", func(ctx context.Context, org, sid string) (sc schedule.Schedule, err error) {
+		sc, attempts, err = s.st.GetSchedule(ctx, org, sid)
+		return sc, err
+	})
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,7 @@ type webhookForm struct {
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *request) error {
 	p := webhooksPage{Form: webhookForm{Events: map[string]bool{}}}
-	if t := r.URL.Query().Get("created"); t != "" {
-		if secret, ok := s.reveals.take(r.ses.TokenHash, t, s.cfg.Now()); ok {
-			p.Secret, p.SecretID = secret, r.URL.Query().Get("id")
-		}
-	}
+	p.Secret, p.SecretID = s.revealed(r)
 	return s.webhooksPage(w, r, http.StatusOK, p)
 }
 
@@ -92,15 +88,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *request) error {
 
 // ownWebhook reads the path's endpoint of the operator's organization.
 func (s *Server) ownWebhook(r *request) (store.Webhook, error) {
-	wid := r.PathValue("id")
-	if !id.Valid(id.Webhook, wid) {
-		return store.Webhook{}, apperr.NotFoundf("no such webhook")
-	}
-	wh, err := s.st.GetWebhook(r.Context(), r.op.OrgID, wid)
-	if apperr.Is(err, apperr.NotFound) {
-		return wh, apperr.NotFoundf("no such webhook")
-	}
-	return wh, err
+	return own(r, id.Webhook, "webhook", s.st.GetWebhook)
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *request) error {
