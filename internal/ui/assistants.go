@@ -408,7 +408,24 @@ func (s *Server) saveAssistant(w http.ResponseWriter, r *request) error {
 	if !ok {
 		return err
 	}
-	p := assistantPage{ID: cur.ID, Form: f, Errs: fe, JSONMode: jsonMode}
+	// The editor that was not sent shows the stored assistant (or the
+	// defaults), the one that was sent shows what was sent.
+	stored := cur
+	if creating {
+		stored = assistant.Defaults(s.cfg.Assistants.Providers)
+	}
+	shown, ferr := formOf(stored)
+	if ferr != nil {
+		return ferr
+	}
+	if jsonMode {
+		shown.Document = f.Document
+	} else {
+		doc := shown.Document
+		shown = f
+		shown.Document = doc
+	}
+	p := assistantPage{ID: cur.ID, Form: shown, Errs: fe, JSONMode: jsonMode}
 	if creating {
 		s.assistantChoices(&p)
 	} else {

@@ -62,6 +62,9 @@ func TestAssistantEditor(t *testing.T) {
 			t.Errorf("refused create: the page lacks %s", want)
 		}
 	}
+	if !strings.Contains(p.body, `&#34;name&#34;: &#34;&#34;`) {
+		t.Errorf("refused create: the JSON editor should show the defaults' document")
+	}
 	if n, _, _ := b.st.ListAssistants(t.Context(), b.orgA, pageOne); len(n) != 0 {
 		t.Errorf("a refused create stored %d assistants", len(n))
 	}
@@ -94,7 +97,7 @@ func TestAssistantEditor(t *testing.T) {
 	p = br.do(http.MethodPost, "/ui/assistants/"+aid, url.Values{"csrf": {token}, "mode": {"json"}, "document": {`{"maxDurationSeconds":"long","colour":1}`}})
 	wantStatus(t, "save bad JSON", p, http.StatusBadRequest)
 	if !strings.Contains(p.body, "<li>maxDurationSeconds: must be an integer</li>") || !strings.Contains(p.body, "<li>colour: is not a known field</li>") ||
-		!strings.Contains(p.body, `<details class="json-editor" open>`) {
+		!strings.Contains(p.body, `<details class="json-editor" open>`) || !strings.Contains(p.body, `name="name" value="Front desk 2"`) {
 		t.Errorf("refused JSON: want each error named by its field in the open JSON editor\n%s", p.body)
 	}
 

@@ -173,3 +173,38 @@ func TestSchedules(t *testing.T) {
 		t.Errorf("after cancel: want the notice and 2 canceled")
 	}
 }
+
+// TestEveryFormNeedsToken: every state-changing route of the table
+// refuses a signed-in operator's form without its CSRF token, or from
+// another site, before its handler runs; and every page is served with
+// the security headers.
+func TestEveryFormNeedsToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	br := b.signedIn(b.opA)
+	evil := b.signedIn(b.opA)
+	evilToken := evil.csrf()
+	evil.origin = "https://evil.example"
+	fill := strings.NewReplacer("{id}", "x_1", "{contact}", "x_2", "{message}", "x_3")
+	n := 0
+	for _, rt := range b.srv.routes() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		if method != http.MethodPost || rt.public {
+			continue
+		}
+		n++
+		path = fill.Replace(path)
+		wantStatus(t, "POST "+path+" without a token", br.do(http.MethodPost, path, url.Values{"name": {"x"}}), http.StatusForbidden)
+		wantStatus(t, "POST "+path+" from another site, with its token", evil.do(http.MethodPost, path, url.Values{"csrf": {evilToken}}), http.StatusForbidden)
+	}
+	if n < 15 {
+		t.Errorf("only %d POST routes checked; the table has lost some", n)
+	}
+	for _, path := range []string{"/ui/assistants", "/ui/assistants/new", "/ui/numbers", "/ui/contacts", "/ui/schedules", "/ui/webhooks", "/ui/keys"} {
+		p := br.get(path)
+		wantStatus(t, "GET "+path, p, http.StatusOK)
+		if p.header.Get("Content-Security-Policy") != csp || strings.Contains(p.body, " style=") || strings.Contains(p.body, "<script>") {
+			t.Errorf("GET %s: no CSP, or an inline style or script", path)
+		}
+	}
+}
