@@ -331,14 +331,20 @@ func (s *Server) showAssistant(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	return s.storedAssistant(w, r, http.StatusOK, a, assistantPage{Saved: r.URL.Query().Get("saved") != ""})
+}
+
+// storedAssistant renders the editor of a as stored, with p's notice or
+// errors.
+func (s *Server) storedAssistant(w http.ResponseWriter, r *request, status int, a assistant.Assistant, p assistantPage) error {
 	f, err := formOf(a)
 	if err != nil {
 		return err
 	}
-	p := assistantPage{ID: a.ID, Form: f, Saved: r.URL.Query().Get("saved") != ""}
+	p.ID, p.Form = a.ID, f
 	s.assistantPage(&p, a)
 	p.withGraph(f.Flow)
-	s.render(w, r, http.StatusOK, view{Name: "assistant", Nav: "assistants", Title: a.Name, Data: p})
+	s.render(w, r, status, view{Name: "assistant", Nav: "assistants", Title: a.Name, Data: p})
 	return nil
 }
 
@@ -449,11 +455,14 @@ func (s *Server) deleteAssistant(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.st.DeleteAssistant(r.Context(), r.op.OrgID, a.ID); err != nil {
-		if apperr.Is(err, apperr.Conflict) {
-			return apperr.New(apperr.Conflict, "%s is used by a purchased number: give the number another assistant under Numbers first", a.Name)
-		}
+	err = s.st.DeleteAssistant(r.Context(), r.op.OrgID, a.ID)
+	if err == nil {
+		return seeOther(w, r, "/ui/assistants")
+	}
+	if !apperr.Is(err, apperr.Conflict) {
 		return err
 	}
-	return seeOther(w, r, "/ui/assistants")
+	// Shown on the assistant's page, which stays as it was.
+	fe, _ := userError(apperr.New(apperr.Conflict, "%s is used by a purchased number: give the number another assistant under Numbers first", a.Name), nil)
+	return s.storedAssistant(w, r, http.StatusConflict, a, assistantPage{Errs: fe})
 }

@@ -129,3 +129,26 @@ func TestNumbers(t *testing.T) {
 		t.Errorf("purchases after release = %d", len(ps))
 	}
 }
+
+// TestDeleteAssistantInUse: an assistant a number uses is not deleted,
+// and its page says why.
+func TestDeleteAssistantInUse(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := t.Context()
+	pu := b.purchase(b.orgA, "+14155550100")
+	a := assistant.Defaults(assistant.DefaultProviders())
+	a.ID, a.OrgID, a.Name, a.CreatedAt, a.UpdatedAt = id.New(id.Assistant), b.orgA, "Receptionist", time.Now(), time.Now()
+	if err := b.st.CreateAssistant(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.st.AllocateAssistants(ctx, b.orgA, pu.ID, a.ID, "", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	br := b.signedIn(b.opA)
+	p := br.do(http.MethodPost, "/ui/assistants/"+a.ID+"/delete", url.Values{"csrf": {br.csrf()}})
+	wantStatus(t, "delete an assistant in use", p, http.StatusConflict)
+	if !strings.Contains(p.body, "Receptionist is used by a purchased number") || !strings.Contains(p.body, `name="name" value="Receptionist"`) {
+		t.Errorf("the refused delete does not say why on the assistant's page")
+	}
+}
