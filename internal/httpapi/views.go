@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+
 	"switchboard/internal/assistant"
 	"switchboard/internal/phone"
 	"switchboard/internal/view"
