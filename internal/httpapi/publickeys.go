@@ -46,43 +46,43 @@ func (s *Server) createPublicKey(ctx context.Context, r *request) (response, err
 	if err != nil {
 		return response{}, err
 	}
-	name := o.str("name", false)
-	assistants := o.strings("assistantIds", true)
-	rawOrigins := o.strings("origins", true)
-	o.done()
+	name := o.Str("name", false)
+	assistants := o.Strings("assistantIds", true)
+	rawOrigins := o.Strings("origins", true)
+	o.Done()
 	if len(name) > maxPublicKeyName {
-		o.errs.Add("name", "must be at most %d bytes", maxPublicKeyName)
+		o.Errs.Add("name", "must be at most %d bytes", maxPublicKeyName)
 	}
 	if len(assistants) > auth.MaxPublicKeyAssistants {
-		o.errs.Add("assistantIds", "must list at most %d assistants", auth.MaxPublicKeyAssistants)
+		o.Errs.Add("assistantIds", "must list at most %d assistants", auth.MaxPublicKeyAssistants)
 	}
 	for i, a := range assistants {
 		field := fmt.Sprintf("assistantIds[%d]", i)
 		switch {
 		case !id.Valid(id.Assistant, a):
-			o.errs.Add(field, "assistant not found")
+			o.Errs.Add(field, "assistant not found")
 		case slices.Index(assistants, a) < i:
-			o.errs.Add(field, "repeats %s (assistantIds[%d])", a, slices.Index(assistants, a))
+			o.Errs.Add(field, "repeats %s (assistantIds[%d])", a, slices.Index(assistants, a))
 		}
 	}
 	if len(rawOrigins) > auth.MaxPublicKeyOrigins {
-		o.errs.Add("origins", "must list at most %d origins", auth.MaxPublicKeyOrigins)
+		o.Errs.Add("origins", "must list at most %d origins", auth.MaxPublicKeyOrigins)
 	}
 	origins := make([]string, 0, len(rawOrigins))
 	for i, raw := range rawOrigins {
 		field := fmt.Sprintf("origins[%d]", i)
 		norm, err := auth.NormalizeOrigin(raw)
 		if err != nil {
-			o.errs.Add(field, "%s", err.Error())
+			o.Errs.Add(field, "%s", err.Error())
 			continue
 		}
 		if j := slices.Index(origins, norm); j >= 0 {
-			o.errs.Add(field, "repeats %s", norm)
+			o.Errs.Add(field, "repeats %s", norm)
 			continue
 		}
 		origins = append(origins, norm)
 	}
-	if err := o.errs.Err(); err != nil {
+	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
 	k, key := auth.NewPublicKey(r.orgID, name, assistants, origins, s.now())

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-
 	"switchboard/internal/assistant"
 	"switchboard/internal/phone"
 	"switchboard/internal/view"
