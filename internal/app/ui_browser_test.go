@@ -217,6 +217,14 @@ func dashboardManagement(t *testing.T, ctx context.Context, base, bookingID, pur
 	); err != nil {
 		t.Fatalf("open assistant %s: %v", bookingID, err)
 	}
+	// "Talk to this assistant": the widget mounts under the dashboard's
+	// CSP (same-origin scripts, no inline code), a labelled button.
+	label, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const w = document.querySelector("#talk [data-switchboard-widget]");
+		const b = w && w.shadowRoot && w.shadowRoot.querySelector("[data-switchboard-call]"); return b ? b.textContent : ""; })()`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil || label != "Talk to this assistant" {
+		t.Errorf("the assistant's page: talk button %q, %v; want the widget's button labelled Talk to this assistant", label, err)
+	}
 	screenshot(t, ctx, "assistant.png")
 
 	// A new assistant whose flow names a missing node: refused, the

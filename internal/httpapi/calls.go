@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"switchboard/internal/apperr"
@@ -17,7 +16,7 @@ import (
 )
 
 // GatewayPath is the websocket path of web calls.
-const GatewayPath = "/new-web-call/connection"
+const GatewayPath = view.GatewayPath
 
 func (s *Server) listCalls(ctx context.Context, r *request) (response, error) {
 	q := newQuery(r.URL.Query(), "page", "pageSize", "type", "status", "direction", "createdAfter", "createdBefore")
@@ -97,16 +96,7 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 }
 
 // gatewayURL is {ws_base_url}/new-web-call/connection?assistant_id=…&call_id=….
-func (s *Server) gatewayURL(c call.Call) string {
-	base := strings.TrimRight(s.cfg.PublicURL, "/")
-	switch {
-	case strings.HasPrefix(base, "https://"):
-		base = "wss://" + strings.TrimPrefix(base, "https://")
-	case strings.HasPrefix(base, "http://"):
-		base = "ws://" + strings.TrimPrefix(base, "http://")
-	}
-	return base + GatewayPath + "?assistant_id=" + url.QueryEscape(c.AssistantID) + "&call_id=" + url.QueryEscape(c.ID)
-}
+func (s *Server) gatewayURL(c call.Call) string { return view.GatewayURL(s.cfg.PublicURL, c) }
 
 func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, error) {
 	o, err := parseObject(r.body)

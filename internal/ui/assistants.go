@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"switchboard/internal/assistantjson"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
+	callview "switchboard/internal/view"
 	"switchboard/internal/webhook"
 )
 
@@ -89,6 +91,7 @@ type assistantForm struct {
 // existing one.
 type assistantPage struct {
 	ID       string
+	Talk     bool // the "Talk to this assistant" widget is offered
 	Form     assistantForm
 	Errs     *formErrors
 	JSONMode bool // the JSON editor was the one sent (open it)
@@ -350,6 +353,7 @@ func (s *Server) storedAssistant(w http.ResponseWriter, r *request, status int, 
 
 func (s *Server) assistantPage(p *assistantPage, a assistant.Assistant) {
 	s.assistantChoices(p)
+	p.Talk = s.cfg.StartWebCall != nil
 	p.CreatedAt, p.UpdatedAt = formatTime(a.CreatedAt), formatTime(a.UpdatedAt)
 	p.Delete = &confirmForm{Label: "Delete assistant", Action: "/ui/assistants/" + a.ID + "/delete",
 		Question: "Delete " + a.Name + "? Calls keep their records; numbers using it must be given another assistant first."}
@@ -465,4 +469,25 @@ func (s *Server) deleteAssistant(w http.ResponseWriter, r *request) error {
 	// Shown on the assistant's page, which stays as it was.
 	fe, _ := userError(apperr.New(apperr.Conflict, "%s is used by a purchased number: give the number another assistant under Numbers first", a.Name), nil)
 	return s.storedAssistant(w, r, http.StatusConflict, a, assistantPage{Errs: fe})
+}
+
+// talkToAssistant creates a web call of the assistant for the signed-in
+// operator ("Talk to this assistant") and answers its gateway URL as
+// text: the page's widget joins it (Switchboard.join), so the browser
+// holds no key. The call is an ordinary web call, listed in Calls.
+func (s *Server) talkToAssistant(w http.ResponseWriter, r *request) error {
+	a, err := s.ownAssistant(r)
+	if err != nil {
+		return err
+	}
+	if s.cfg.StartWebCall == nil {
+		return apperr.New(apperr.Unavailable, "web calls cannot be started from the dashboard on this server")
+	}
+	c, err := s.cfg.StartWebCall(r.Context(), r.op.OrgID, a.ID)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err = io.WriteString(w, callview.GatewayURL(s.cfg.PublicURL, c))
+	return err
 }

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
+	"switchboard/internal/call"
 	"switchboard/internal/store"
 )
 
@@ -113,4 +115,50 @@ func TestAssistantEditor(t *testing.T) {
 
 	wantStatus(t, "delete", br.do(http.MethodPost, "/ui/assistants/"+aid+"/delete", url.Values{"csrf": {token}}), http.StatusSeeOther)
 	wantStatus(t, "GET a deleted assistant", br.get("/ui/assistants/"+aid), http.StatusNotFound)
+}
+
+// TestTalkToAssistant: an assistant's page offers "Talk to this
+// assistant" (the widget, from this origin, joining a call the dashboard
+// makes): the POST makes a web call of that assistant for the operator's
+// organization and answers its gateway URL; another organization's
+// assistant is a 404, and the POST needs the CSRF token.
+func TestTalkToAssistant(t *testing.T) {
+	t.Parallel()
+	type started struct{ org, asst string }
+	made := make(chan started, 4)
+	b := setup(t, func(c *Config) {
+		c.PublicURL = "https://calls.example.com"
+		c.StartWebCall = func(_ context.Context, orgID, assistantID string) (call.Call, error) {
+			made <- started{orgID, assistantID}
+			return call.Call{ID: "call_talk", OrgID: orgID, AssistantID: assistantID, Type: call.Web}, nil
+		}
+	})
+	br := b.signedIn(b.opA)
+	token := br.csrf()
+	p := br.do(http.MethodPost, "/ui/assistants", assistantFormValues(token, "Front desk", goodFlow))
+	m := idInLocation.FindStringSubmatch(p.header.Get("Location"))
+	if m == nil {
+		t.Fatalf("create: %d %s", p.status, p.header.Get("Location"))
+	}
+	aid := m[1]
+	page := br.get("/ui/assistants/" + aid)
+	for _, want := range []string{`data-talk="/ui/assistants/` + aid + `/talk"`, `<script src="/widget.js"></script>`, `<script src="/ui/static/talk.js"></script>`} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the assistant's page lacks %s", want)
+		}
+	}
+	r := br.do(http.MethodPost, "/ui/assistants/"+aid+"/talk", url.Values{"csrf": {token}})
+	wantStatus(t, "talk", r, http.StatusOK)
+	if want := "wss://calls.example.com/new-web-call/connection?assistant_id=" + aid + "&call_id=call_talk"; r.body != want {
+		t.Errorf("talk answered %q, want the call's gateway URL %q", r.body, want)
+	}
+	if got := <-made; got != (started{b.orgA, aid}) {
+		t.Errorf("talk started %+v, want org A's assistant %s", got, aid)
+	}
+	wantStatus(t, "talk without a token", br.do(http.MethodPost, "/ui/assistants/"+aid+"/talk", url.Values{}), http.StatusForbidden)
+	other := b.signedIn(b.opB)
+	wantStatus(t, "B: talk to A's assistant", other.do(http.MethodPost, "/ui/assistants/"+aid+"/talk", url.Values{"csrf": {other.csrf()}}), http.StatusNotFound)
+	if len(made) != 0 {
+		t.Errorf("refused talks started %d calls", len(made))
+	}
 }

@@ -58,6 +58,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /ui/assistants/{id}", h: s.showAssistant},
 		{pattern: "POST /ui/assistants/{id}", maxForm: maxAssistantForm, h: s.saveAssistant},
 		{pattern: "POST /ui/assistants/{id}/delete", h: s.deleteAssistant},
+		{pattern: "POST /ui/assistants/{id}/talk", h: s.talkToAssistant},
 	}
 }
 

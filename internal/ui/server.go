@@ -11,6 +11,7 @@
 package ui
 
 import (
+	"context"
 	"cmp"
 	"errors"
 	"io/fs"
@@ -25,6 +26,7 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/assistantjson"
+	"switchboard/internal/call"
 	"switchboard/internal/numbers"
 	"switchboard/internal/operator"
 	"switchboard/internal/store"
@@ -67,6 +69,10 @@ type Config struct {
 	Webhooks webhook.Guard
 	// Recordings serves calls' recordings; nil shows none.
 	Recordings Recordings
+	// StartWebCall creates a web call of an organization's assistant
+	// (callctl's), for "Talk to this assistant": the page joins it with the
+	// widget, holding no key. nil hides the button.
+	StartWebCall func(ctx context.Context, orgID, assistantID string) (call.Call, error)
 	// Refusals is the refusal budget the REST API and the gateway share
 	// (throttle.Limiter); failed sign-ins spend it, and a client that has
 	// spent it is answered 429 before its password is checked. nil: none.

@@ -156,6 +156,23 @@ func NewCall(c call.Call) Call {
 	return v
 }
 
+// GatewayPath is the websocket path of web calls.
+const GatewayPath = "/new-web-call/connection"
+
+// GatewayURL is where a client joins web call c: the websocket form of the
+// server's public URL base (http → ws, https → wss), then
+// GatewayPath?assistant_id=…&call_id=… (the call id is the credential).
+func GatewayURL(base string, c call.Call) string {
+	base = strings.TrimRight(base, "/")
+	switch {
+	case strings.HasPrefix(base, "https://"):
+		base = "wss://" + strings.TrimPrefix(base, "https://")
+	case strings.HasPrefix(base, "http://"):
+		base = "ws://" + strings.TrimPrefix(base, "http://")
+	}
+	return base + GatewayPath + "?assistant_id=" + url.QueryEscape(c.AssistantID) + "&call_id=" + url.QueryEscape(c.ID)
+}
+
 // NewCallAt is NewCall with the absolute URL of the call's recording, when
 // it has one, under base (the server's public URL): what the API and the
 // webhooks show.
