@@ -285,59 +285,25 @@ func testConnections(t *testing.T, open Opener) {
 		must(t, "DeleteConnection", s.DeleteConnection(ctx, o.ID, c.ID))
 	})
 
-	t.Run("RaceTwilioPurchaseDelete", func(t *testing.T) {
-		// As RacePurchaseDelete, for a connection without number rows:
-		// the connection row orders the two.
-		t.Parallel()
-		s, ctx := open(t), t.Context()
-		o := mustOrg(t, s, "Acme")
-		for r := range 20 {
-			c := newTwilioConnection(o.ID, t0)
-			must(t, "CreateConnection", s.CreateConnection(ctx, c))
-			p := newPurchase(o.ID, number(r), t0)
-			p.Provider, p.ConnectionID = phone.ProviderTwilio, c.ID
-			var buyErr, delErr error
-			race(func() { buyErr = s.CreatePurchase(ctx, p) }, func() { delErr = s.DeleteConnection(ctx, o.ID, c.ID) })
-			switch {
-			case buyErr == nil && delErr == nil:
-				t.Fatalf("round %d: CreatePurchase and DeleteConnection both succeeded; purchase %s is on a deleted connection", r, p.ID)
-			case buyErr == nil:
-				wantKind(t, fmt.Sprintf("round %d: DeleteConnection racing a successful CreatePurchase", r), delErr, apperr.Conflict)
-				must(t, "ReleasePurchase", s.ReleasePurchase(ctx, o.ID, p.ID, at(time.Hour)))
-			case delErr == nil:
-				wantKind(t, fmt.Sprintf("round %d: CreatePurchase racing a successful DeleteConnection", r), buyErr, apperr.NotFound)
-			default:
-				t.Fatalf("round %d: CreatePurchase = %v and DeleteConnection = %v; want exactly one to succeed", r, buyErr, delErr)
-			}
-		}
-	})
-
 	t.Run("RacePurchaseDelete", func(t *testing.T) {
 		// A purchase on a connection and the connection's deletion, at
 		// once: exactly one wins, so no held number is left on a deleted
 		// connection.
 		t.Parallel()
-		s, ctx := open(t), t.Context()
-		o := mustOrg(t, s, "Acme")
-		const rounds = 20
-		for r := range rounds {
-			c := mustConnection(t, s, o.ID, t0, number(r))
-			p := newPurchase(o.ID, number(r), t0)
-			p.Provider, p.ConnectionID = phone.ProviderSIP, c.ID
-			var buyErr, delErr error
-			race(func() { buyErr = s.CreatePurchase(ctx, p) }, func() { delErr = s.DeleteConnection(ctx, o.ID, c.ID) })
-			switch {
-			case buyErr == nil && delErr == nil:
-				t.Fatalf("round %d: CreatePurchase and DeleteConnection both succeeded; purchase %s is on a deleted connection", r, p.ID)
-			case buyErr == nil:
-				wantKind(t, fmt.Sprintf("round %d: DeleteConnection racing a successful CreatePurchase", r), delErr, apperr.Conflict)
-				must(t, "ReleasePurchase", s.ReleasePurchase(ctx, o.ID, p.ID, at(time.Hour)))
-			case delErr == nil:
-				wantKind(t, fmt.Sprintf("round %d: CreatePurchase racing a successful DeleteConnection", r), buyErr, apperr.NotFound)
-			default:
-				t.Fatalf("round %d: CreatePurchase = %v and DeleteConnection = %v; want exactly one to succeed", r, buyErr, delErr)
-			}
-		}
+		racePurchaseDelete(t, open(t), phone.ProviderSIP, func(s store.Store, orgID string, r int) phone.Connection {
+			return mustConnection(t, s, orgID, t0, number(r))
+		})
+	})
+
+	t.Run("RaceTwilioPurchaseDelete", func(t *testing.T) {
+		// The same for a connection without number rows (Twilio): the
+		// connection row orders the two.
+		t.Parallel()
+		racePurchaseDelete(t, open(t), phone.ProviderTwilio, func(s store.Store, orgID string, _ int) phone.Connection {
+			c := newTwilioConnection(orgID, t0)
+			must(t, "CreateConnection", s.CreateConnection(t.Context(), c))
+			return c
+		})
 	})
 
 	t.Run("RaceSameNumber", func(t *testing.T) {
@@ -362,4 +328,31 @@ func testConnections(t *testing.T, open Opener) {
 			}
 		}
 	})
+}
+
+// racePurchaseDelete races, 20 times on s, a purchase of a number on a
+// connection of provider (made by conn for round r) with the connection's
+// deletion: exactly one must win.
+func racePurchaseDelete(t *testing.T, s store.Store, provider string, conn func(s store.Store, orgID string, r int) phone.Connection) {
+	t.Helper()
+	ctx := t.Context()
+	o := mustOrg(t, s, "Acme")
+	for r := range 20 {
+		c := conn(s, o.ID, r)
+		p := newPurchase(o.ID, number(r), t0)
+		p.Provider, p.ConnectionID = provider, c.ID
+		var buyErr, delErr error
+		race(func() { buyErr = s.CreatePurchase(ctx, p) }, func() { delErr = s.DeleteConnection(ctx, o.ID, c.ID) })
+		switch {
+		case buyErr == nil && delErr == nil:
+			t.Fatalf("round %d: CreatePurchase and DeleteConnection both succeeded; purchase %s is on a deleted connection", r, p.ID)
+		case buyErr == nil:
+			wantKind(t, fmt.Sprintf("round %d: DeleteConnection racing a successful CreatePurchase", r), delErr, apperr.Conflict)
+			must(t, "ReleasePurchase", s.ReleasePurchase(ctx, o.ID, p.ID, at(time.Hour)))
+		case delErr == nil:
+			wantKind(t, fmt.Sprintf("round %d: CreatePurchase racing a successful DeleteConnection", r), buyErr, apperr.NotFound)
+		default:
+			t.Fatalf("round %d: CreatePurchase = %v and DeleteConnection = %v; want exactly one to succeed", r, buyErr, delErr)
+		}
+	}
 }
