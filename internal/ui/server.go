@@ -11,8 +11,8 @@
 package ui
 
 import (
-	"context"
 	"cmp"
+	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
