@@ -98,7 +98,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 			b = append(b, `,"call":`...)
 			b = view.NewCall(c).AppendJSON(b)
 			b = append(b, '}')
-			events = append(events, store.Event{ID: "evt_" + a.CallID, Type: w.EventType, At: a.UpdatedAt, Data: b})
+			events = append(events, store.Event{ID: "evt_" + a.CallID, Type: w.EventType, At: a.UpdatedAt, Data: b, CallID: a.CallID})
 		case a.Attempts >= maxAttempts:
 			a.State, a.Error = store.AnalysisFailed, err.Error()
 		default:

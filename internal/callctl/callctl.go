@@ -350,7 +350,7 @@ func Events(c call.Call, base string) []store.Event {
 		return append(b, '}')
 	}
 	ev := func(typ string, d []byte) store.Event {
-		return store.Event{ID: id.New("evt"), Type: typ, At: c.UpdatedAt, Data: d}
+		return store.Event{ID: id.New("evt"), Type: typ, At: c.UpdatedAt, Data: d, CallID: c.ID}
 	}
 	switch c.Status {
 	case call.InProgress:

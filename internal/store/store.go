@@ -240,6 +240,9 @@ type Store interface {
 	// state: delivered, pending again at next (a retry), or failed.
 	RecordDelivery(ctx context.Context, m OutboxMessage, d Delivery, state string, next time.Time) error
 	ListDeliveries(ctx context.Context, orgID, webhookID string, p Page) ([]Delivery, int, error)
+	// ListCallMessages lists the webhook messages about one of the
+	// organization's calls, oldest first, at most limit.
+	ListCallMessages(ctx context.Context, orgID, callID string, limit int) ([]CallMessage, error)
 	// Redeliver queues a message of the endpoint again, now.
 	Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error
 
@@ -300,6 +303,23 @@ type Event struct {
 	At   time.Time
 	// Data is the event's JSON payload ("data" of the webhook body).
 	Data []byte
+	// CallID is the call the event is about, if any: its messages are
+	// listed with the call (ListCallMessages).
+	CallID string
+}
+
+// CallMessage is a webhook message about a call, as its page lists it:
+// which endpoint, which event, and how its delivery stands.
+type CallMessage struct {
+	ID         string // msg_…, the webhook-id of its deliveries
+	WebhookID  string
+	URL        string
+	Type       string
+	State      string // OutboxPending, delivered, failed
+	Attempts   int
+	LastStatus int // the last attempt's HTTP status, 0 when none answered
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Analysis states.

@@ -189,8 +189,14 @@ type callPage struct {
 	Chart      *chart
 	Analysis   analysisView
 	Recording  string // the recording's URL, when the call has one
-	Deliveries string // why webhook deliveries are not listed here
+	// Messages are the webhook messages about the call (each endpoint's
+	// copy of each event), with how their delivery stands.
+	Messages []store.CallMessage
 }
+
+// maxCallMessages bounds the webhook messages a call's page lists (a call
+// has a handful of events per endpoint).
+const maxCallMessages = 200
 
 // event is a line of a call's timeline.
 type event struct {
@@ -226,8 +232,11 @@ func (s *Server) showCall(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	p := callPage{Call: newCallRow(c), Live: c.Status != call.Ended, Timeline: timeline(c), Chart: latencyChart(turns),
-		Deliveries: "Webhook deliveries are kept per endpoint, not per call: see them under Webhooks."}
+	msgs, err := s.st.ListCallMessages(r.Context(), r.op.OrgID, c.ID, maxCallMessages)
+	if err != nil {
+		return err
+	}
+	p := callPage{Call: newCallRow(c), Live: c.Status != call.Ended, Timeline: timeline(c), Chart: latencyChart(turns), Messages: msgs}
 	origin := c.StartedAt
 	if origin.IsZero() {
 		origin = c.CreatedAt

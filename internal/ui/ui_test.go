@@ -633,3 +633,27 @@ func TestLatencyChart(t *testing.T) {
 		t.Errorf("voice bar title = %q", c.Bars[1].Title)
 	}
 }
+
+// TestCallWebhookMessages: a call's page lists the webhook messages about
+// it (endpoint, event, delivery state), and only its own.
+func TestCallWebhookMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := t.Context()
+	w := store.Webhook{ID: id.New(id.Webhook), OrgID: b.orgA, URL: "https://hooks.example.com/calls", Events: []string{"call.ended"},
+		Secrets: []string{"whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdA=="}, CreatedAt: time.Now()}
+	if err := b.st.CreateWebhook(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	for _, callID := range []string{b.callA.ID, "call_other"} {
+		ev := store.Event{ID: id.New("evt"), Type: "call.ended", At: time.Now(), Data: []byte(`{}`), CallID: callID}
+		if err := b.st.QueueEvent(ctx, b.orgA, ev, ev.At); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := b.signedIn(b.opA).get("/ui/calls/" + b.callA.ID).body
+	if n := strings.Count(page, "data-message-id="); n != 1 || !strings.Contains(page, `<a href="/ui/webhooks/`+w.ID+`">https://hooks.example.com/calls</a>`) ||
+		!strings.Contains(page, "<td>call.ended</td>") {
+		t.Errorf("the call page lists %d webhook messages; want its one call.ended to the endpoint", n)
+	}
+}

@@ -260,14 +260,36 @@ func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, event
 			if !ep.events[ev.Type] {
 				continue
 			}
-			if _, err := s.exec(ctx, tx, `INSERT INTO webhook_outbox (id, org_id, webhook_id, type, payload, state, next_at, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				id.New(id.Message), orgID, ep.id, ev.Type, string(payload), store.OutboxPending, ms(ev.At), ms(ev.At), ms(ev.At)); err != nil {
+			if _, err := s.exec(ctx, tx, `INSERT INTO webhook_outbox (id, org_id, webhook_id, type, payload, state, next_at, created_at, updated_at, call_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id.New(id.Message), orgID, ep.id, ev.Type, string(payload), store.OutboxPending, ms(ev.At), ms(ev.At), ms(ev.At), ev.CallID); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// ListCallMessages lists the webhook messages about a call.
+func (s *Store) ListCallMessages(ctx context.Context, orgID, callID string, limit int) ([]store.CallMessage, error) {
+	rows, err := s.query(ctx, s.r, `SELECT o.id, o.webhook_id, w.url, o.type, o.state, o.attempts, o.last_status, o.created_at, o.updated_at
+		FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+		WHERE o.org_id = ? AND o.call_id = ? AND o.call_id <> '' ORDER BY o.created_at, o.id LIMIT ?`, orgID, callID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []store.CallMessage{}
+	for rows.Next() {
+		var m store.CallMessage
+		var created, updated int64
+		if err := rows.Scan(&m.ID, &m.WebhookID, &m.URL, &m.Type, &m.State, &m.Attempts, &m.LastStatus, &created, &updated); err != nil {
+			return nil, err
+		}
+		m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 // QueueEvent queues one event outside a call update.

@@ -283,6 +283,11 @@ func (r *recorder) GetConnection(ctx context.Context, orgID, id string) (phone.C
 	return r.s.GetConnection(ctx, orgID, id)
 }
 
+func (r *recorder) ListCallMessages(ctx context.Context, orgID, callID string, limit int) ([]store.CallMessage, error) {
+	r.hit("ListCallMessages")
+	return r.s.ListCallMessages(ctx, orgID, callID, limit)
+}
+
 func (r *recorder) GetConnectionAnyOrg(ctx context.Context, id string) (phone.Connection, error) {
 	r.hit("GetConnectionAnyOrg")
 	return r.s.GetConnectionAnyOrg(ctx, id)

@@ -419,6 +419,44 @@ func testWebhooks(t *testing.T, open Opener) {
 		listDeliveries(t, s, o.ID, w.ID, page(1, 10), []store.Delivery{d3, d2, d1}, 3)
 	})
 
+	t.Run("CallMessages", func(t *testing.T) {
+		// The messages of a call's events are listed with the call,
+		// oldest first, with their delivery state; another call's,
+		// another organization's and events of no call are not.
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		w := mustWebhook(t, s, o.ID, evEnded)
+		mustWebhook(t, s, other.ID, evEnded)
+		ev1, ev2, noCall, elsewhere := newEvent(evEnded, t0), newEvent(evEnded, at(time.Second)), newEvent(evEnded, at(2*time.Second)), newEvent(evEnded, at(3*time.Second))
+		ev1.CallID, ev2.CallID, elsewhere.CallID = "call_one", "call_one", "call_two"
+		for _, ev := range []store.Event{ev1, ev2, noCall, elsewhere} {
+			must(t, "QueueEvent", s.QueueEvent(ctx, o.ID, ev, ev.At))
+		}
+		theirs := newEvent(evEnded, at(4*time.Second))
+		theirs.CallID = "call_one"
+		must(t, "QueueEvent(other org)", s.QueueEvent(ctx, other.ID, theirs, theirs.At))
+
+		m := claimOne(t, s, "the first message", t0)
+		must(t, "RecordDelivery(503, pending)", s.RecordDelivery(ctx, m, delivery(m, 1, 503, at(time.Millisecond)), store.OutboxPending, at(time.Minute)))
+		got, err := s.ListCallMessages(ctx, o.ID, "call_one", 10)
+		must(t, "ListCallMessages", err)
+		if len(got) != 2 || got[0].ID != m.ID || got[0].WebhookID != w.ID || got[0].URL != w.URL || got[0].Type != evEnded ||
+			got[0].Attempts != 1 || got[0].LastStatus != 503 || got[0].State != store.OutboxPending || !got[0].CreatedAt.Equal(msTime(ev1.At)) ||
+			got[1].Attempts != 0 || !got[1].CreatedAt.Equal(msTime(ev2.At)) {
+			t.Errorf("ListCallMessages(call_one) = %+v; want its two messages, the first tried once (503)", got)
+		}
+		if got, err := s.ListCallMessages(ctx, o.ID, "call_one", 1); err != nil || len(got) != 1 {
+			t.Errorf("ListCallMessages(limit 1) = %d messages, %v; want 1", len(got), err)
+		}
+		if got, err := s.ListCallMessages(ctx, other.ID, "call_two", 10); err != nil || len(got) != 0 {
+			t.Errorf("ListCallMessages(another organization, call_two) = %+v, %v; want none", got, err)
+		}
+		if got, err := s.ListCallMessages(ctx, o.ID, "", 10); err != nil || len(got) != 0 {
+			t.Errorf("ListCallMessages(no call) = %+v, %v; want none", got, err)
+		}
+	})
+
 	t.Run("ListDeliveries", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
