@@ -182,13 +182,13 @@ func (s *Server) ownCall(r *request) (call.Call, error) {
 
 // callPage is a call's page data.
 type callPage struct {
-	Call       callRow
-	Live       bool
-	Timeline   []event
-	Turns      []turnRow
-	Chart      *chart
-	Analysis   analysisView
-	Recording  string // the recording's URL, when the call has one
+	Call      callRow
+	Live      bool
+	Timeline  []event
+	Turns     []turnRow
+	Chart     *chart
+	Analysis  analysisView
+	Recording string // the recording's URL, when the call has one
 	// Messages are the webhook messages about the call (each endpoint's
 	// copy of each event), with how their delivery stands.
 	Messages []store.CallMessage
