@@ -286,5 +286,20 @@ func dashboardManagement(t *testing.T, ctx context.Context, base, bookingID, pur
 		t.Fatalf("open the numbers page: %v", err)
 	}
 	screenshot(t, ctx, "numbers.png")
+	// The other pages, for the docs.
+	for _, pg := range []struct{ path, title, file string }{
+		{"/ui/schedules", "Schedules", "schedules.png"}, {"/ui/webhooks", "Webhooks", "webhooks.png"}, {"/ui/keys", "API keys", "keys.png"},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+pg.path)); err != nil {
+			t.Errorf("open %s: %v", pg.path, err)
+			continue
+		}
+		title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main h1")))
+		if err != nil || title != pg.title {
+			t.Errorf("%s: heading %q, %v; want %s", pg.path, title, err, pg.title)
+			continue
+		}
+		screenshot(t, ctx, pg.file)
+	}
 	return "network: Failed to load resource: the server responded with a status of 400 (Bad Request) (" + base + "/ui/assistants)"
 }
