@@ -200,6 +200,7 @@ func TestTwilioAccountAndNumbers(t *testing.T) {
 // machine (the assistant's voicemail setting: hang up) and Twilio
 // refusing the call each end as the outcome table says.
 func TestTwilioOutbound(t *testing.T) {
+	requireLocal(t) // the calls are spoken
 	siptest.Require(t)
 	speech := siptest.SpeechWAV(t, "Wait, I would like to book an appointment for tomorrow")
 	ulaw, err := os.ReadFile(speech.Ulaw)
@@ -293,6 +294,7 @@ func TestTwilioOutbound(t *testing.T) {
 // request to any of Twilio's entry points without a valid signature is
 // refused 403 and creates nothing.
 func TestTwilioInbound(t *testing.T) {
+	requireLocal(t) // the call is spoken
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := startTwilio(t, dbURL, "")
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
