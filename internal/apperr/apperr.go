@@ -6,6 +6,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -55,6 +56,33 @@ var kindCodes = map[Kind]string{
 
 // Code is the stable machine-readable name of the kind, as sent in error.code.
 func (k Kind) Code() string { return kindCodes[k] }
+
+// httpStatus is the one table from error kind to HTTP status, for the REST
+// API and the dashboard alike.
+var httpStatus = map[Kind]int{
+	Internal:             http.StatusInternalServerError,
+	NotFound:             http.StatusNotFound,
+	Invalid:              http.StatusBadRequest,
+	Conflict:             http.StatusConflict,
+	Unauthenticated:      http.StatusUnauthorized,
+	PermissionDenied:     http.StatusForbidden,
+	RateLimited:          http.StatusTooManyRequests,
+	TooLarge:             http.StatusRequestEntityTooLarge,
+	UnsupportedMediaType: http.StatusUnsupportedMediaType,
+	MethodNotAllowed:     http.StatusMethodNotAllowed,
+	Unavailable:          http.StatusServiceUnavailable,
+}
+
+// HTTPStatus is the kind's HTTP status (500 for a kind it does not know).
+func (k Kind) HTTPStatus() int {
+	if st, ok := httpStatus[k]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
+// HTTPStatus is err's HTTP status: its kind's, 500 when it is not an *Error.
+func HTTPStatus(err error) int { return KindOf(err).HTTPStatus() }
 
 // FieldError names one bad input field and what was expected of it.
 type FieldError struct {

@@ -13,21 +13,6 @@ import (
 	"switchboard/internal/throttle"
 )
 
-// statusOf is the one table from error kind to HTTP status.
-var statusOf = map[apperr.Kind]int{
-	apperr.Internal:             http.StatusInternalServerError,
-	apperr.NotFound:             http.StatusNotFound,
-	apperr.Invalid:              http.StatusBadRequest,
-	apperr.Conflict:             http.StatusConflict,
-	apperr.Unauthenticated:      http.StatusUnauthorized,
-	apperr.PermissionDenied:     http.StatusForbidden,
-	apperr.RateLimited:          http.StatusTooManyRequests,
-	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
-	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
-	apperr.MethodNotAllowed:     http.StatusMethodNotAllowed,
-	apperr.Unavailable:          http.StatusServiceUnavailable,
-}
-
 // StatusClientClosed is logged (never seen by a client) when the client
 // disconnected before its answer was ready (nginx's 499).
 const StatusClientClosed = 499
@@ -152,7 +137,7 @@ func errorResponse(err error, requestID string, log *slog.Logger) (int, []byte, 
 		}
 		e = &apperr.Error{Kind: apperr.Internal, Message: "internal server error", Err: err}
 	}
-	status := statusOf[e.Kind]
+	status := e.Kind.HTTPStatus()
 	msg := e.Message
 	if e.Kind == apperr.Internal {
 		log.Error("internal error", "request_id", requestID, "err", err)

@@ -249,32 +249,8 @@ func (s *Server) wrap(rt route) http.Handler {
 	})
 }
 
-// errorStatus is the one table from error kind to status.
-func errorStatus(err error) int {
-	var e *apperr.Error
-	if !errors.As(err, &e) {
-		return http.StatusInternalServerError
-	}
-	switch e.Kind {
-	case apperr.NotFound:
-		return http.StatusNotFound
-	case apperr.Invalid:
-		return http.StatusBadRequest
-	case apperr.Unauthenticated:
-		return http.StatusUnauthorized
-	case apperr.PermissionDenied:
-		return http.StatusForbidden
-	case apperr.RateLimited:
-		return http.StatusTooManyRequests
-	case apperr.Conflict:
-		return http.StatusConflict
-	case apperr.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case apperr.Unavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
+// errorStatus is err's HTTP status (apperr's one table).
+func errorStatus(err error) int { return apperr.HTTPStatus(err) }
 
 // fail renders err as an error page: its message when it is classified,
 // a generic one (and a log line) otherwise.
