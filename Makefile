@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-sip bench-twilio fuzz clean
+.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-scheduler bench-sip bench-twilio fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -98,6 +98,9 @@ bench-voicemail: ## voicemail detection on a labelled set of espeak-ng people an
 
 bench-recovery: ## crash recovery of scheduled calls: SIGKILL a node holding dial jobs, restart it or keep a survivor (SQLite, PostgreSQL); writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchrecovery -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md
+
+bench-scheduler: ## 10,000 scheduled attempts due at one instant: one node on SQLite, three nodes on one PostgreSQL; dial lateness, lost, doubled; writes docs/benchmarks.md
+	$(GO) run ./internal/bench/cmd/benchscheduler -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md
 
 bench-sip: ## concurrent SIP calls to SIPp (-rtp_echo) on loopback, 25 to 400, by outbound frame lateness, loss and CPU per call, vs bare pacers; writes docs/benchmarks.md
 	@./scripts/ensure-deps.sh sip

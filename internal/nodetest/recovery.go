@@ -2,7 +2,6 @@ package nodetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -156,47 +155,5 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 // scheduleCalls sets up a number with an outbound assistant and n contacts
 // and schedules one call to each at due; it returns the schedule's id.
 func scheduleCalls(ctx context.Context, base, key string, n int, due time.Time) (string, error) {
-	var asst struct{ Data struct{ ID string } }
-	if err := Do(ctx, base, key, "POST", "/v1/assistants", map[string]any{"name": "Reminder", "firstMessage": "Hello, this is a reminder."}, &asst); err != nil {
-		return "", err
-	}
-	var numbers struct {
-		Data []struct{ Number string }
-	}
-	if err := Do(ctx, base, key, "GET", "/v1/phone/numbers", nil, &numbers); err != nil {
-		return "", err
-	}
-	if len(numbers.Data) == 0 {
-		return "", errors.New("nodetest: the sandbox offers no number")
-	}
-	var pn struct{ Data struct{ ID string } }
-	if err := Do(ctx, base, key, "POST", "/v1/phone/purchases", map[string]any{"number": numbers.Data[0].Number, "provider": "sandbox"}, &pn); err != nil {
-		return "", err
-	}
-	if err := Do(ctx, base, key, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": pn.Data.ID, "outboundAssistantId": asst.Data.ID}, nil); err != nil {
-		return "", err
-	}
-	var contactIDs []string
-	for start := 0; start < n; start += 100 {
-		var batch []map[string]any
-		for i := start; i < min(start+100, n); i++ {
-			batch = append(batch, map[string]any{"name": fmt.Sprintf("Contact %d", i), "phoneNumber": fmt.Sprintf("+1212555%04d", 1000+i)})
-		}
-		var added struct {
-			Data struct{ Created []string }
-		}
-		if err := Do(ctx, base, key, "POST", "/v1/phone/contacts/"+pn.Data.ID, map[string]any{"contacts": batch}, &added); err != nil {
-			return "", err
-		}
-		contactIDs = append(contactIDs, added.Data.Created...)
-	}
-	if len(contactIDs) != n {
-		return "", fmt.Errorf("nodetest: added %d contacts; want %d", len(contactIDs), n)
-	}
-	var sc struct{ ID string }
-	err := Do(ctx, base, key, "POST", "/v1/phone/schedule-call", map[string]any{
-		"name": "Crash recovery", "contacts_id": contactIDs, "phone_id": pn.Data.ID, "message": "Reminder",
-		"dates": []string{due.UTC().Format("2006-01-02T15:04:05.000Z")}, "timezone": "UTC",
-	}, &sc)
-	return sc.ID, err
+	return scheduleCallsWith(ctx, base, key, n, due, nil)
 }
