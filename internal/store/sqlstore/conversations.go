@@ -93,34 +93,18 @@ func (s *Store) GetAnalysis(ctx context.Context, orgID, callID string) (store.An
 
 // ClaimAnalyses leases pending analyses whose lease expired.
 func (s *Store) ClaimAnalyses(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Analysis, error) {
+	c := claim{Table: "analyses", Alias: "analyses", Key: "call_id", Lease: "locked_until", Count: "attempts",
+		Select: `SELECT ` + analysisCols + ` FROM analyses WHERE state = ? AND locked_until < ? ORDER BY created_at LIMIT ?`}
 	var out []store.Analysis
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
-		rows, err := s.query(ctx, tx, `SELECT `+analysisCols+` FROM analyses WHERE state = ? AND locked_until < ? ORDER BY created_at LIMIT ?`+s.skipLocked(),
-			store.AnalysisPending, ms(now), limit)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
+		_, err := c.run(ctx, s, tx, now, lease, limit, func(rows *sql.Rows) (string, error) {
 			a, err := scanAnalysis(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
+			a.Attempts++
 			out = append(out, a)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for i := range out {
-			out[i].Attempts++
-			if _, err := s.exec(ctx, tx, `UPDATE analyses SET locked_until = ?, attempts = ? WHERE call_id = ?`,
-				ms(now.Add(lease)), out[i].Attempts, out[i].CallID); err != nil {
-				return err
-			}
-		}
-		return nil
+			return a.CallID, err
+		}, store.AnalysisPending, ms(now))
+		return err
 	})
 	return out, err
 }
@@ -136,14 +120,6 @@ func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...
 		}
 		return s.queueEvents(ctx, tx, a.OrgID, events)
 	})
-}
-
-// skipLocked lets several nodes claim rows without waiting on each other.
-func (s *Store) skipLocked() string {
-	if s.d.Name == "postgres" {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
 }
 
 // CreateWebhook stores an endpoint.
@@ -299,42 +275,32 @@ func (s *Store) QueueEvent(ctx context.Context, orgID string, ev store.Event, at
 
 // ClaimOutbox leases due messages.
 func (s *Store) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
+	c := claim{Table: "webhook_outbox", Alias: "o", Key: "id", Lease: "locked_until",
+		Select: `SELECT o.id, o.org_id, o.webhook_id, w.url, w.secrets, o.type, o.payload, o.state, o.attempts, o.created_at
+			FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+			WHERE o.state = ? AND o.next_at <= ? AND o.locked_until < ? ORDER BY o.next_at LIMIT ?`}
 	var out []store.OutboxMessage
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
-		rows, err := s.query(ctx, tx, `SELECT o.id, o.org_id, o.webhook_id, w.url, w.secrets, o.type, o.payload, o.state, o.attempts, o.created_at
-			FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
-			WHERE o.state = ? AND o.next_at <= ? AND o.locked_until < ? ORDER BY o.next_at LIMIT ?`+s.skipLockedOf("o"),
-			store.OutboxPending, ms(now), ms(now), limit)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
+		_, err := c.run(ctx, s, tx, now, lease, limit, func(rows *sql.Rows) (string, error) {
 			var m store.OutboxMessage
 			var secrets, payload string
 			var created int64
 			if err := rows.Scan(&m.ID, &m.OrgID, &m.WebhookID, &m.URL, &secrets, &m.Type, &payload, &m.State, &m.Attempts, &created); err != nil {
-				rows.Close()
-				return err
+				return "", err
 			}
 			_ = json.Unmarshal([]byte(secrets), &m.Secrets)
 			m.Payload, m.CreatedAt = []byte(payload), fromMS(created)
 			out = append(out, m)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, m := range out {
-			if _, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET locked_until = ? WHERE id = ?`, ms(now.Add(lease)), m.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+			return m.ID, nil
+		}, store.OutboxPending, ms(now), ms(now))
+		return err
 	})
 	return out, err
 }
 
+// skipLockedOf lets several nodes claim rows of table (an alias in the
+// query) without waiting on each other; SQLite has one writer.
 func (s *Store) skipLockedOf(table string) string {
 	if s.d.Name == "postgres" {
 		return " FOR UPDATE OF " + table + " SKIP LOCKED"
