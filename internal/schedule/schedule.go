@@ -5,6 +5,8 @@ package schedule
 
 import (
 	"time"
+
+	"switchboard/internal/call"
 )
 
 // Limits of one schedule.
@@ -33,6 +35,16 @@ type Schedule struct {
 	ContactIDs []string
 	CreatedAt  time.Time
 	CanceledAt time.Time
+
+	// Campaign settings (docs/ARCHITECTURE.md, "Campaign settings").
+	// Hours is when attempts may be dialed, in each contact's timezone,
+	// else Timezone; Retry how each outcome is retried;
+	// MaxConcurrentCalls caps the schedule's live calls (0: no cap of its
+	// own). PausedAt is set while the schedule is paused.
+	Hours              CallingHours
+	Retry              RetryPolicy
+	MaxConcurrentCalls int
+	PausedAt           time.Time
 }
 
 // AttemptState is where an attempt is in its life.
@@ -44,6 +56,8 @@ const (
 	Dialed   AttemptState = "dialed"
 	Canceled AttemptState = "canceled"
 	Failed   AttemptState = "failed"
+	// The do-not-call part adds Suppressed ("suppressed"); progress counts
+	// it by that string (Counters.Add).
 )
 
 // Attempt is one call to one contact at one date.
@@ -52,8 +66,16 @@ type Attempt struct {
 	OrgID      string
 	ScheduleID string
 	ContactID  string
-	DueAt      time.Time
-	State      AttemptState
+	// RequestedAt is when the attempt was asked for: its date, or for a
+	// retry its try's end plus the retry's AfterMinutes. DueAt is the
+	// effective due time: the calling hours' next opening at or after it
+	// (moved again if the promoter finds it outside the window).
+	RequestedAt time.Time
+	DueAt       time.Time
+	State       AttemptState
+	// Tries are the attempt's finished tries before its current call,
+	// oldest first (CurrentTry adds the current one).
+	Tries      []Try
 	CallID     string
 	// Error says why a Failed attempt placed no call.
 	Error     string
@@ -65,8 +87,45 @@ type Attempt struct {
 	Leases      int
 	LeasedUntil time.Time
 	// Filled in from the linked call when read back.
-	CallStatus  int
-	CallOutcome string
+	CallStatus      int
+	CallOutcome     string
+	CallEndedReason string
+	CallCreatedAt   time.Time
+}
+
+// CurrentTry is the try of the attempt's current call, if it has one.
+func (a Attempt) CurrentTry() (Try, bool) {
+	if a.CallID == "" {
+		return Try{}, false
+	}
+	t := Try{Due: a.DueAt, DialedAt: a.CallCreatedAt, CallID: a.CallID}
+	if a.CallStatus == int(call.Ended) {
+		t.Outcome, t.EndedReason = a.CallOutcome, a.CallEndedReason
+	}
+	return t, true
+}
+
+// AllTries are the finished tries and the current one, oldest first.
+func (a Attempt) AllTries() []Try {
+	out := append([]Try{}, a.Tries...)
+	if t, ok := a.CurrentTry(); ok {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Zone is where an attempt's calling hours are read: the contact's
+// timezone when it has a valid one, else the schedule's, else UTC.
+func Zone(contactTZ, scheduleTZ string) *time.Location {
+	for _, tz := range []string{contactTZ, scheduleTZ} {
+		if tz == "" {
+			continue
+		}
+		if loc, err := time.LoadLocation(tz); err == nil {
+			return loc
+		}
+	}
+	return time.UTC
 }
 
 // ParseDate accepts only DateLayout.
@@ -92,3 +151,75 @@ func Progress(state AttemptState, callEnded bool) string {
 
 // Live reports whether an attempt in the given progress may still produce a call.
 func Live(progress string) bool { return progress == string(Pending) || progress == "calling" }
+
+// Counters are a schedule's progress: its attempts counted by where they
+// are. Pending attempts wait (for their due time, a retry, the calling
+// hours, a cap or a resume); Dialing ones were handed to a dialer or have
+// a live call; Completed counts the attempts whose last call ended, by its
+// outcome (completed, busy, no-answer, voicemail, failed, canceled);
+// Suppressed ones were not dialed because the number is on the do-not-call
+// list; Canceled and Failed ones will never be dialed.
+type Counters struct {
+	Pending    int            `json:"pending"`
+	Dialing    int            `json:"dialing"`
+	Completed  map[string]int `json:"completed"`
+	Suppressed int            `json:"suppressed"`
+	Canceled   int            `json:"canceled"`
+	Failed     int            `json:"failed"`
+}
+
+// Add counts n attempts in state; callEnded and outcome are their linked
+// call's, leased says they are handed out and not yet dialed.
+func (c *Counters) Add(state AttemptState, leased, callEnded bool, outcome string, n int) {
+	if c.Completed == nil {
+		c.Completed = map[string]int{}
+	}
+	switch {
+	case state == Pending && leased:
+		c.Dialing += n
+	case state == Pending:
+		c.Pending += n
+	case state == Dialed && callEnded:
+		c.Completed[outcome] += n
+	case state == Dialed:
+		c.Dialing += n
+	case state == Canceled:
+		c.Canceled += n
+	case state == Failed:
+		c.Failed += n
+	case state == "suppressed":
+		c.Suppressed += n
+	}
+}
+
+// Count counts attempts as read at now.
+func Count(as []Attempt, now time.Time) Counters {
+	c := Counters{Completed: map[string]int{}}
+	for _, a := range as {
+		c.Add(a.State, a.LeasedUntil.After(now), a.CallStatus == int(call.Ended), a.CallOutcome, 1)
+	}
+	return c
+}
+
+// Caps are limits on live calls (0: none). An organization's setting can
+// only lower the server's (Lower).
+type Caps struct {
+	// PerOrg caps the organization's live phone calls.
+	PerOrg int `json:"maxConcurrentCalls"`
+	// PerNumber caps the live phone calls of each of its numbers.
+	PerNumber int `json:"maxConcurrentCallsPerNumber"`
+}
+
+// Lower is the stricter of two caps, field by field (0 is no cap).
+func (c Caps) Lower(o Caps) Caps {
+	low := func(a, b int) int {
+		switch {
+		case a == 0:
+			return b
+		case b == 0:
+			return a
+		}
+		return min(a, b)
+	}
+	return Caps{PerOrg: low(c.PerOrg, o.PerOrg), PerNumber: low(c.PerNumber, o.PerNumber)}
+}
