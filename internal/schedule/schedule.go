@@ -75,8 +75,8 @@ type Attempt struct {
 	State       AttemptState
 	// Tries are the attempt's finished tries before its current call,
 	// oldest first (CurrentTry adds the current one).
-	Tries      []Try
-	CallID     string
+	Tries  []Try
+	CallID string
 	// Error says why a Failed attempt placed no call.
 	Error     string
 	UpdatedAt time.Time
