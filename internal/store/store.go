@@ -43,10 +43,28 @@ type CallFilter struct {
 }
 
 // ScheduleSummary is a schedule with its attempts counted by progress
-// (schedule.Progress: pending, calling, completed, canceled, failed).
+// (schedule.Progress: pending, calling, completed, canceled, failed), and
+// its campaign progress counters.
 type ScheduleSummary struct {
 	schedule.Schedule
 	Attempts map[string]int
+	Progress schedule.Counters
+}
+
+// AttemptEnd is what EndAttemptCall does to the attempt of a call that
+// ends: a retry, or nothing (the attempt stays dialed, final).
+type AttemptEnd struct {
+	// Retry sends the attempt back to pending, due at DueAt (the
+	// effective time; RequestedAt is the time asked for), its ending try
+	// appended to its tries; Retrying is queued with it. A schedule
+	// canceled meanwhile is not retried.
+	Retry       bool
+	RequestedAt time.Time
+	DueAt       time.Time
+	Retrying    Event
+	// Done, when its Type is set and there is no retry, is queued if no
+	// attempt of the schedule is left pending or with a live call.
+	Done Event
 }
 
 // Idempotent is a stored response to a request made with an Idempotency-Key.
@@ -164,8 +182,9 @@ type Store interface {
 
 	// CreateCall stores a new call. When c.AttemptID is set it also moves
 	// that attempt from pending to dialed, linked to the call, in the same
-	// transaction; a Conflict means the attempt was no longer pending and
-	// nothing was stored.
+	// transaction; a Conflict means the attempt was no longer pending, or
+	// its schedule is paused (the attempt's lease is then given back), and
+	// no call was stored.
 	CreateCall(ctx context.Context, c call.Call) error
 	GetCall(ctx context.Context, orgID, id string) (call.Call, error)
 	// GetCallAnyOrg is for provider events, which know only the call id.
@@ -191,7 +210,9 @@ type Store interface {
 	GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error)
 	ListSchedules(ctx context.Context, orgID string, p Page) ([]ScheduleSummary, int, error)
 	// CancelSchedule cancels the pending attempts and returns how many; a
-	// schedule with none pending is left as it is.
+	// schedule with none pending is left as it is, unless a call of it is
+	// live: it is then marked canceled all the same, so that the call's
+	// end does not retry its attempt (EndAttemptCall).
 	CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error)
 	// GetAttempt reads an attempt and its schedule, for the dialer.
 	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)
@@ -206,6 +227,38 @@ type Store interface {
 	// LeasedAttempts counts pending attempts whose lease runs past now: the
 	// dials handed out and not yet made.
 	LeasedAttempts(ctx context.Context, now time.Time) (int, error)
+
+	// Campaign settings (docs/ARCHITECTURE.md, "Campaign settings").
+	//
+	// ContactZones returns the timezone of each id in ids that is a
+	// contact of the purchase ("" when it has none); other ids are absent.
+	ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error)
+	// LeaseAttemptsUnder is LeaseAttempts that also keeps every cap: it
+	// leases only attempts whose schedule is not paused, that are inside
+	// their calling hours at now (one due but outside is moved to the next
+	// opening instead, never dropped), and whose lease keeps the live
+	// calls of their schedule (MaxConcurrentCalls), number and
+	// organization under the caps (caps: the server's; an organization's
+	// own lower them; 0 is none). Live calls are phone calls not ended,
+	// on any node, plus attempts leased and not dialed. An attempt over a
+	// cap stays pending, unleased. LeaseAttempts is LeaseAttemptsUnder
+	// with no server caps.
+	LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error)
+	// EndAttemptCall is UpdateCall for a call placed by an attempt: in
+	// the same transaction, when the call has just ended, it does end to
+	// the attempt (a retry) and queues end's events.
+	EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end AttemptEnd, events ...Event) error
+	// SetSchedulePaused pauses (paused) or resumes one of the
+	// organization's schedules and reports whether that changed it; ev is
+	// queued in the same transaction when it did. A paused schedule's
+	// attempts are not leased, and a claim (CreateCall) of one already
+	// leased gives it back undialed.
+	SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev Event) (bool, error)
+	// GetOrgCaps reads the organization's own caps (0: none of its own).
+	GetOrgCaps(ctx context.Context, orgID string) (schedule.Caps, error)
+	// SetOrgCaps stores the organization's own caps; NotFound when there
+	// is no such organization.
+	SetOrgCaps(ctx context.Context, orgID string, caps schedule.Caps) error
 
 	// AppendTurn stores one transcript turn (Conflict if its seq is taken),
 	// with its Breakdown when it has one. A turn is stored once, complete:

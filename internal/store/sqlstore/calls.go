@@ -42,8 +42,16 @@ func (s *Store) bumpCount(ctx context.Context, tx *sql.Tx, c call.Call, status c
 
 // CreateCall stores a call and, for a scheduled call, claims its attempt.
 func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	pausedClaim := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		pausedClaim = false
 		if c.AttemptID != "" {
+			if paused, err := s.pausedForClaim(ctx, tx, c.AttemptID); err != nil || paused {
+				if err == nil {
+					pausedClaim = true // commit the give-back, then refuse
+				}
+				return err
+			}
 			res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'dialed', call_id = ?, updated_at = ? WHERE id = ? AND state = 'pending'`,
 				c.ID, ms(c.CreatedAt), c.AttemptID)
 			if err != nil {
@@ -63,6 +71,10 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 		}
 		return s.bumpCount(ctx, tx, c, c.Status, 1)
 	})
+	if err == nil && pausedClaim {
+		return apperr.Conflictf("attempt %s: its schedule is paused; it was given back undialed", c.AttemptID)
+	}
+	return err
 }
 
 // GetCall reads one of the organization's calls.
@@ -198,41 +210,44 @@ func resultJSON(r call.Result) string {
 // the events for the organization's endpoints and, when the call has just
 // ended, its analysis.
 func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?,
-			direction = ?, provider_call_id = ?
-			WHERE id = ? AND org_id = ? AND status = ?`,
-			int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-			string(c.Direction), c.ProviderCallID, c.ID, c.OrgID, int(prev))
-		if err != nil {
+	return s.tx(ctx, func(tx *sql.Tx) error { return s.updateCall(ctx, tx, c, prev, events) })
+}
+
+// updateCall is UpdateCall inside the caller's transaction.
+func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []store.Event) error {
+	res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?,
+		direction = ?, provider_call_id = ?
+		WHERE id = ? AND org_id = ? AND status = ?`,
+		int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
+		string(c.Direction), c.ProviderCallID, c.ID, c.OrgID, int(prev))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return apperr.Conflictf("call %s changed concurrently", c.ID)
+	}
+	if c.Status != prev {
+		if err := s.bumpCount(ctx, tx, c, prev, -1); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return apperr.Conflictf("call %s changed concurrently", c.ID)
-		}
-		if c.Status != prev {
-			if err := s.bumpCount(ctx, tx, c, prev, -1); err != nil {
-				return err
-			}
-			if err := s.bumpCount(ctx, tx, c, c.Status, 1); err != nil {
-				return err
-			}
-		}
-		// Every update moves the organization's call version (see pageCache).
-		if _, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`,
-			c.OrgID, string(c.Type), int(c.Status)); err != nil {
+		if err := s.bumpCount(ctx, tx, c, c.Status, 1); err != nil {
 			return err
 		}
-		if c.Status == call.Ended && prev != call.Ended {
-			if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (call_id) DO NOTHING`, c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt)); err != nil {
-				return err
-			}
+	}
+	// Every update moves the organization's call version (see pageCache).
+	if _, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`,
+		c.OrgID, string(c.Type), int(c.Status)); err != nil {
+		return err
+	}
+	if c.Status == call.Ended && prev != call.Ended {
+		if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (call_id) DO NOTHING`, c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt)); err != nil {
+			return err
 		}
-		return s.queueEvents(ctx, tx, c.OrgID, events)
-	})
+	}
+	return s.queueEvents(ctx, tx, c.OrgID, events)
 }
 
 // SetCallRecording records that the call has a recording at path.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -20,6 +19,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 	}
 	datesJSON, _ := json.Marshal(dates)
 	contactsJSON, _ := json.Marshal(sc.ContactIDs)
+	hours, retry := settingsJSON(sc)
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		// The number must still be held; the row lock makes a concurrent
 		// ReleasePurchase wait and then see these pending attempts.
@@ -27,25 +27,31 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 		if err := s.row(ctx, tx, `SELECT 1 FROM purchases WHERE org_id = ? AND id = ? AND released_at = 0`+s.forShare(), sc.OrgID, sc.PurchaseID).Scan(&one); err != nil {
 			return notFound(err, "phone purchase")
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO schedules (id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sc.ID, sc.OrgID, sc.Name, sc.PurchaseID, sc.Message, sc.Timezone, string(datesJSON), string(contactsJSON), ms(sc.CreatedAt)); err != nil {
+		if _, err := s.exec(ctx, tx, `INSERT INTO schedules (id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at,
+			calling_hours, retry, max_concurrent_calls, paused_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sc.ID, sc.OrgID, sc.Name, sc.PurchaseID, sc.Message, sc.Timezone, string(datesJSON), string(contactsJSON), ms(sc.CreatedAt),
+			hours, retry, sc.MaxConcurrentCalls, ms(sc.PausedAt)); err != nil {
 			return err
 		}
 		// Multi-row inserts: one statement per 100 attempts.
 		const batch = 100
 		for start := 0; start < len(attempts); start += batch {
 			chunk := attempts[start:min(start+batch, len(attempts))]
-			args := make([]any, 0, len(chunk)*7)
-			vals := make([]byte, 0, len(chunk)*24)
+			args := make([]any, 0, len(chunk)*9)
+			vals := make([]byte, 0, len(chunk)*28)
 			for i, a := range chunk {
 				if i > 0 {
 					vals = append(vals, ", "...)
 				}
-				vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?)"...)
-				args = append(args, a.ID, sc.OrgID, sc.ID, a.ContactID, ms(a.DueAt), string(schedule.Pending), ms(sc.CreatedAt), ms(sc.CreatedAt))
+				vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
+				requested := a.RequestedAt
+				if requested.IsZero() {
+					requested = a.DueAt
+				}
+				args = append(args, a.ID, sc.OrgID, sc.ID, a.ContactID, ms(requested), ms(a.DueAt), string(schedule.Pending), ms(sc.CreatedAt), ms(sc.CreatedAt))
 			}
-			if _, err := s.exec(ctx, tx, `INSERT INTO attempts (id, org_id, schedule_id, contact_id, due_at, state, created_at, updated_at) VALUES `+string(vals), args...); err != nil {
+			if _, err := s.exec(ctx, tx, `INSERT INTO attempts (id, org_id, schedule_id, contact_id, requested_at, due_at, state, created_at, updated_at) VALUES `+string(vals), args...); err != nil {
 				return err
 			}
 		}
@@ -53,15 +59,18 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 	})
 }
 
-const scheduleCols = `id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at, canceled_at`
+const scheduleCols = `id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at, canceled_at,
+	calling_hours, retry, max_concurrent_calls, paused_at`
 
 func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error) {
 	var s schedule.Schedule
-	var dates, contacts string
-	var created, canceled int64
-	if err := sc.Scan(&s.ID, &s.OrgID, &s.Name, &s.PurchaseID, &s.Message, &s.Timezone, &dates, &contacts, &created, &canceled); err != nil {
+	var dates, contacts, hours, retry string
+	var created, canceled, paused int64
+	if err := sc.Scan(&s.ID, &s.OrgID, &s.Name, &s.PurchaseID, &s.Message, &s.Timezone, &dates, &contacts, &created, &canceled,
+		&hours, &retry, &s.MaxConcurrentCalls, &paused); err != nil {
 		return s, err
 	}
+	s.Hours, s.Retry, s.PausedAt = parseHours(hours), parseRetry(retry), fromMS(paused)
 	var ds []string
 	_ = json.Unmarshal([]byte(dates), &ds)
 	for _, d := range ds {
@@ -73,14 +82,17 @@ func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error)
 	return s, nil
 }
 
-const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, a.leases, a.leased_until, COALESCE(c.status, -1), COALESCE(c.outcome, '')`
+const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, a.leases, a.leased_until,
+	COALESCE(c.status, -1), COALESCE(c.outcome, ''), a.requested_at, a.tries, a.lease_base, COALESCE(c.ended_reason, ''), COALESCE(c.created_at, 0)`
 
 func scanAttempt(sc interface{ Scan(...any) error }) (schedule.Attempt, error) {
 	var a schedule.Attempt
-	var state string
-	var due, updated, leased int64
-	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.Leases, &leased, &a.CallStatus, &a.CallOutcome)
+	var state, tries string
+	var due, updated, leased, requested, callCreated int64
+	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.Leases, &leased,
+		&a.CallStatus, &a.CallOutcome, &requested, &tries, &a.LeaseBase, &a.CallEndedReason, &callCreated)
 	a.State, a.DueAt, a.UpdatedAt, a.LeasedUntil = schedule.AttemptState(state), fromMS(due), fromMS(updated), fromMS(leased)
+	a.RequestedAt, a.Tries, a.CallCreatedAt = fromMS(requested), parseTries(tries), fromMS(callCreated)
 	return a, err
 }
 
@@ -135,21 +147,25 @@ func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) (
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
+	now := ms(time.Now())
 	for i := range out {
-		rows, err := s.query(ctx, s.r, `SELECT a.state, CASE WHEN c.status = 3 THEN 1 ELSE 0 END, COUNT(*)
+		out[i].Progress = schedule.Counters{Completed: map[string]int{}}
+		rows, err := s.query(ctx, s.r, `SELECT a.state, CASE WHEN c.status = 3 THEN 1 ELSE 0 END, COALESCE(c.outcome, ''),
+			CASE WHEN a.state = 'pending' AND a.leased_until > ? THEN 1 ELSE 0 END, COUNT(*)
 			FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> ''
-			WHERE a.schedule_id = ? GROUP BY 1, 2`, out[i].ID)
+			WHERE a.schedule_id = ? GROUP BY 1, 2, 3, 4`, now, out[i].ID)
 		if err != nil {
 			return nil, 0, err
 		}
 		for rows.Next() {
-			var st string
-			var ended, n int
-			if err := rows.Scan(&st, &ended, &n); err != nil {
+			var st, outcome string
+			var ended, leased, n int
+			if err := rows.Scan(&st, &ended, &outcome, &leased, &n); err != nil {
 				rows.Close()
 				return nil, 0, err
 			}
 			out[i].Attempts[schedule.Progress(schedule.AttemptState(st), ended == 1)] += n
+			out[i].Progress.Add(schedule.AttemptState(st), leased == 1, ended == 1, outcome, n)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -171,8 +187,17 @@ func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Ti
 		if err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil || n == 0 {
+		if n, err = res.RowsAffected(); err != nil {
 			return err
+		}
+		if n == 0 {
+			// None pending: canceled all the same while a call of it is
+			// live, so that its end does not retry it.
+			var live int
+			if err := s.row(ctx, tx, `SELECT COUNT(*) FROM attempts a JOIN calls c ON c.id = a.call_id
+				WHERE a.schedule_id = ? AND a.state = 'dialed' AND c.status < 3`, id).Scan(&live); err != nil || live == 0 {
+				return err
+			}
 		}
 		_, err = s.exec(ctx, tx, `UPDATE schedules SET canceled_at = ? WHERE id = ? AND canceled_at = 0`, ms(at), id)
 		return err
@@ -199,56 +224,10 @@ func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time
 	return affected(res, err, "pending attempt")
 }
 
-// LeaseAttempts leases pending attempts that are due and unleased.
+// LeaseAttempts leases pending attempts that are due and unleased, under
+// no server caps (LeaseAttemptsUnder).
 func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error) {
-	// Every node asks every fraction of a second, mostly to hear "nothing":
-	// a read on the reader pool answers that without a write transaction
-	// (on SQLite, the one writer every API write and the queue share).
-	var one int
-	err := s.row(ctx, s.r, `SELECT 1 FROM attempts WHERE state = 'pending' AND due_at <= ? AND leased_until <= ? LIMIT 1`, ms(now), ms(now)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []schedule.Attempt
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		out = nil
-		rows, err := s.query(ctx, tx, `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases FROM attempts a
-			WHERE a.state = 'pending' AND a.due_at <= ? AND a.leased_until <= ? ORDER BY a.due_at, a.id LIMIT ?`+s.skipLockedOf("a"),
-			ms(now), ms(now), limit)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			a := schedule.Attempt{State: schedule.Pending}
-			var due int64
-			if err := rows.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &a.Leases); err != nil {
-				rows.Close()
-				return err
-			}
-			a.DueAt, a.Leases, a.LeasedUntil = fromMS(due), a.Leases+1, fromMS(ms(now.Add(lease)))
-			out = append(out, a)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		const batch = 500
-		for start := 0; start < len(out); start += batch {
-			chunk := out[start:min(start+batch, len(out))]
-			args := []any{ms(now.Add(lease))}
-			for _, a := range chunk {
-				args = append(args, a.ID)
-			}
-			if _, err := s.exec(ctx, tx, `UPDATE attempts SET leased_until = ?, leases = leases + 1 WHERE id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return out, err
+	return s.LeaseAttemptsUnder(ctx, now, lease, limit, schedule.Caps{})
 }
 
 // LeasedAttempts counts pending attempts whose lease runs past now.

@@ -413,6 +413,38 @@ func (r *recorder) LeasedAttempts(ctx context.Context, now time.Time) (int, erro
 	return r.s.LeasedAttempts(ctx, now)
 }
 
+// Campaign settings (issue 12).
+
+func (r *recorder) ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error) {
+	r.hit("ContactZones")
+	return r.s.ContactZones(ctx, orgID, purchaseID, ids)
+}
+
+func (r *recorder) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
+	r.hit("LeaseAttemptsUnder")
+	return r.s.LeaseAttemptsUnder(ctx, now, lease, limit, caps)
+}
+
+func (r *recorder) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
+	r.hit("EndAttemptCall")
+	return r.s.EndAttemptCall(ctx, c, prev, end, events...)
+}
+
+func (r *recorder) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (bool, error) {
+	r.hit("SetSchedulePaused")
+	return r.s.SetSchedulePaused(ctx, orgID, id, paused, at, ev)
+}
+
+func (r *recorder) GetOrgCaps(ctx context.Context, orgID string) (schedule.Caps, error) {
+	r.hit("GetOrgCaps")
+	return r.s.GetOrgCaps(ctx, orgID)
+}
+
+func (r *recorder) SetOrgCaps(ctx context.Context, orgID string, caps schedule.Caps) error {
+	r.hit("SetOrgCaps")
+	return r.s.SetOrgCaps(ctx, orgID, caps)
+}
+
 func (r *recorder) AppendTurn(ctx context.Context, t call.Turn) error {
 	r.hit("AppendTurn")
 	return r.s.AppendTurn(ctx, t)

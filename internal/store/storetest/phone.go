@@ -567,13 +567,14 @@ func newScheduleWith(orgID, purchaseID string, contactIDs []string, dates []time
 	for _, d := range dates {
 		for j, c := range contactIDs {
 			as = append(as, schedule.Attempt{
-				ID:         id.New(id.Attempt),
-				OrgID:      orgID,
-				ScheduleID: sc.ID,
-				ContactID:  c,
-				DueAt:      d.Add(time.Duration(j) * time.Minute),
-				State:      schedule.Pending,
-				CallStatus: -1,
+				ID:          id.New(id.Attempt),
+				OrgID:       orgID,
+				ScheduleID:  sc.ID,
+				ContactID:   c,
+				DueAt:       d.Add(time.Duration(j) * time.Minute),
+				RequestedAt: d.Add(time.Duration(j) * time.Minute),
+				State:       schedule.Pending,
+				CallStatus:  -1,
 			})
 		}
 	}

@@ -402,9 +402,13 @@ func testSchedules(t *testing.T, open Opener) {
 		s, ctx := open(t), t.Context()
 		f := newScheduleFixture(t, s, 2, d1)
 		c := mustCall(t, s, scheduledCall(f, f.attempts[0], d1))
+		// Its call has ended: a live one makes the cancel stick (campaigns.go).
+		ended := c
+		must(t, "Transition", ended.Transition(call.Change{To: call.Ended, At: d1.Add(time.Minute), Outcome: call.Completed, Reason: call.ReasonCustomerEnded}))
+		must(t, "UpdateCall(ended)", s.UpdateCall(ctx, ended, call.Queued))
 		must(t, "FailAttempt", s.FailAttempt(ctx, f.attempts[1].ID, "no", at(time.Hour)))
 		want := slices.Clone(f.attempts)
-		want[0].State, want[0].CallID, want[0].CallStatus = schedule.Dialed, c.ID, int(call.Queued)
+		want[0].State, want[0].CallID, want[0].CallStatus, want[0].CallOutcome = schedule.Dialed, c.ID, int(call.Ended), string(call.Completed)
 		want[1].State, want[1].Error = schedule.Failed, "no"
 
 		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))

@@ -1,0 +1,450 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/schedule"
+	"switchboard/internal/store"
+)
+
+// Campaign settings of schedules (docs/ARCHITECTURE.md, "Campaign
+// settings"): calling hours, retries, caps, pause.
+
+// settingsJSON is how a schedule's hours and retry policy are stored: ""
+// for the zero value (any time; no retry), the rows' meaning before they
+// existed.
+func settingsJSON(sc schedule.Schedule) (hours, retry string) {
+	if !sc.Hours.AnyTime() {
+		b, _ := json.Marshal(sc.Hours)
+		hours = string(b)
+	}
+	if sc.Retry != (schedule.RetryPolicy{}) {
+		b, _ := json.Marshal(sc.Retry)
+		retry = string(b)
+	}
+	return hours, retry
+}
+
+func parseHours(s string) schedule.CallingHours {
+	var h schedule.CallingHours
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &h)
+	}
+	return h
+}
+
+func parseRetry(s string) schedule.RetryPolicy {
+	var p schedule.RetryPolicy
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &p)
+	}
+	return p
+}
+
+// storedTry is a Try as stored in attempts.tries (times in Unix ms).
+type storedTry struct {
+	Due         int64  `json:"due"`
+	DialedAt    int64  `json:"dialedAt"`
+	CallID      string `json:"callId"`
+	Outcome     string `json:"outcome"`
+	EndedReason string `json:"endedReason"`
+}
+
+func parseTries(s string) []schedule.Try {
+	if s == "" {
+		return nil
+	}
+	var st []storedTry
+	_ = json.Unmarshal([]byte(s), &st)
+	out := make([]schedule.Try, len(st))
+	for i, t := range st {
+		out[i] = schedule.Try{Due: fromMS(t.Due), DialedAt: fromMS(t.DialedAt), CallID: t.CallID, Outcome: t.Outcome, EndedReason: t.EndedReason}
+	}
+	return out
+}
+
+func triesJSON(ts []schedule.Try) string {
+	st := make([]storedTry, len(ts))
+	for i, t := range ts {
+		st[i] = storedTry{Due: ms(t.Due), DialedAt: ms(t.DialedAt), CallID: t.CallID, Outcome: t.Outcome, EndedReason: t.EndedReason}
+	}
+	b, _ := json.Marshal(st)
+	return string(b)
+}
+
+func (s *Store) forUpdate() string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// ContactZones returns the timezones of the ids that are contacts of the purchase.
+func (s *Store) ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	const batch = 500
+	for start := 0; start < len(ids); start += batch {
+		chunk := ids[start:min(start+batch, len(ids))]
+		args := []any{orgID, purchaseID}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := s.query(ctx, s.r, `SELECT id, timezone FROM contacts WHERE org_id = ? AND purchase_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, tz string
+			if err := rows.Scan(&id, &tz); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = tz
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// pausedForClaim is the first step of a dial's claim (CreateCall): it
+// reads the attempt's schedule under a share lock (PostgreSQL; SQLite has
+// one writer), so a pause either committed before and is seen here, or
+// waits for the claim to commit. When the schedule is paused it gives the
+// attempt's lease back (the attempt stays pending, undialed) and reports
+// true.
+func (s *Store) pausedForClaim(ctx context.Context, tx *sql.Tx, attemptID string) (bool, error) {
+	var paused int64
+	err := s.row(ctx, tx, `SELECT s.paused_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forShare(), attemptID).Scan(&paused)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // the claim's UPDATE finds no attempt and says so
+	}
+	if err != nil || paused == 0 {
+		return false, err
+	}
+	_, err = s.exec(ctx, tx, `UPDATE attempts SET leased_until = 0 WHERE id = ? AND state = 'pending'`, attemptID)
+	return err == nil, err
+}
+
+// liveCounts are the live calls per schedule, number (purchase) and
+// organization.
+type liveCounts struct {
+	sched, number, org map[string]int
+}
+
+func (l liveCounts) add(orgID, purchaseID, scheduleID string) {
+	l.org[orgID]++
+	l.number[purchaseID]++
+	if scheduleID != "" {
+		l.sched[scheduleID]++
+	}
+}
+
+// countLive counts the live calls (phone calls not ended, on any node)
+// and the attempts leased and not yet dialed.
+func (s *Store) countLive(ctx context.Context, tx *sql.Tx, now time.Time) (liveCounts, error) {
+	l := liveCounts{sched: map[string]int{}, number: map[string]int{}, org: map[string]int{}}
+	rows, err := s.query(ctx, tx, `SELECT c.org_id, c.purchase_id, COALESCE(a.schedule_id, '') FROM calls c
+			LEFT JOIN attempts a ON a.id = c.attempt_id AND c.attempt_id <> ''
+			WHERE c.status < 3 AND c.type = 'phone'
+		UNION ALL
+		SELECT a.org_id, s.purchase_id, a.schedule_id FROM attempts a JOIN schedules s ON s.id = a.schedule_id
+			WHERE a.state = 'pending' AND a.leased_until > ?`, ms(now))
+	if err != nil {
+		return l, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var org, purchase, sched string
+		if err := rows.Scan(&org, &purchase, &sched); err != nil {
+			return l, err
+		}
+		l.add(org, purchase, sched)
+	}
+	return l, rows.Err()
+}
+
+// leaseCandidate is a due attempt with what deciding its lease needs.
+type leaseCandidate struct {
+	a          schedule.Attempt
+	purchaseID string
+	zone       string // the contact's timezone, else the schedule's
+	schedTZ    string
+	hours      string
+	schedCap   int
+	orgCaps    schedule.Caps
+}
+
+// leasePages bounds the pages of due attempts one LeaseAttemptsUnder
+// reads: each page after the first excludes the schedules, numbers and
+// organizations found full on the pages before.
+const leasePages = 20
+
+// LeaseAttemptsUnder leases due attempts inside their hours and under every cap.
+func (s *Store) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
+	// Every promotion asks every fraction of a second, mostly to hear
+	// "nothing": a read on the reader pool answers that without a write
+	// transaction (on SQLite, the one writer every API write and the
+	// queue share).
+	var one int
+	err := s.row(ctx, s.r, `SELECT 1 FROM attempts a WHERE a.state = 'pending' AND a.due_at <= ? AND a.leased_until <= ?
+		AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.id = a.schedule_id AND s.paused_at <> 0) LIMIT 1`, ms(now), ms(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []schedule.Attempt
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		capped, err := s.anyCaps(ctx, tx, caps)
+		if err != nil {
+			return err
+		}
+		var live liveCounts
+		if capped {
+			if live, err = s.countLive(ctx, tx, now); err != nil {
+				return err
+			}
+		}
+		full := map[string]map[string]bool{"a.schedule_id": {}, "s.purchase_id": {}, "a.org_id": {}}
+		locs := map[string]*time.Location{}
+		hours := map[string]schedule.CallingHours{}
+		for page := 0; page < leasePages && len(out) < limit; page++ {
+			want := limit - len(out)
+			cands, err := s.dueCandidates(ctx, tx, now, want, full)
+			if err != nil || len(cands) == 0 {
+				return err
+			}
+			var leased []schedule.Attempt
+			for _, c := range cands {
+				h, ok := hours[c.a.ScheduleID]
+				if !ok {
+					h = parseHours(c.hours)
+					hours[c.a.ScheduleID] = h
+				}
+				loc, ok := locs[c.zone]
+				if !ok {
+					loc = schedule.Zone(c.zone, c.schedTZ)
+					locs[c.zone] = loc
+				}
+				if next := schedule.NextOpening(now, loc, h); next.After(now) {
+					// Handed out late, past the window: wait for the next opening.
+					if _, err := s.exec(ctx, tx, `UPDATE attempts SET due_at = ?, updated_at = ? WHERE id = ?`, ms(next), ms(now), c.a.ID); err != nil {
+						return err
+					}
+					continue
+				}
+				if capped {
+					oc := caps.Lower(c.orgCaps)
+					over := func(key string, n, limit int) bool {
+						if limit > 0 && n >= limit {
+							full[key][keyOf(key, c)] = true
+							return true
+						}
+						return false
+					}
+					if over("a.schedule_id", live.sched[c.a.ScheduleID], c.schedCap) ||
+						over("s.purchase_id", live.number[c.purchaseID], oc.PerNumber) ||
+						over("a.org_id", live.org[c.a.OrgID], oc.PerOrg) {
+						continue
+					}
+					live.add(c.a.OrgID, c.purchaseID, c.a.ScheduleID)
+				}
+				a := c.a
+				a.Leases, a.LeasedUntil = a.Leases+1, fromMS(ms(now.Add(lease)))
+				leased = append(leased, a)
+			}
+			const batch = 500
+			for start := 0; start < len(leased); start += batch {
+				chunk := leased[start:min(start+batch, len(leased))]
+				args := []any{ms(now.Add(lease))}
+				for _, a := range chunk {
+					args = append(args, a.ID)
+				}
+				if _, err := s.exec(ctx, tx, `UPDATE attempts SET leased_until = ?, leases = leases + 1 WHERE id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+					return err
+				}
+			}
+			out = append(out, leased...)
+			if len(cands) < want {
+				return nil // every due attempt was seen
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func keyOf(key string, c leaseCandidate) string {
+	switch key {
+	case "a.schedule_id":
+		return c.a.ScheduleID
+	case "s.purchase_id":
+		return c.purchaseID
+	}
+	return c.a.OrgID
+}
+
+// anyCaps reports whether any cap may apply: the server's, an
+// organization's or a running schedule's. Without one, leasing counts no
+// live calls.
+func (s *Store) anyCaps(ctx context.Context, tx *sql.Tx, caps schedule.Caps) (bool, error) {
+	if caps != (schedule.Caps{}) {
+		return true, nil
+	}
+	var one int
+	err := s.row(ctx, tx, `SELECT 1 FROM orgs WHERE max_concurrent_calls > 0 OR max_concurrent_calls_per_number > 0
+		UNION ALL SELECT 1 FROM schedules WHERE max_concurrent_calls > 0 AND canceled_at = 0 LIMIT 1`).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// dueCandidates reads up to limit due, unleased attempts of schedules
+// not paused, earliest first, except those of the full keys, locking them
+// (SKIP LOCKED on PostgreSQL: two promoters never lease the same one).
+func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, limit int, full map[string]map[string]bool) ([]leaseCandidate, error) {
+	var where strings.Builder
+	args := []any{ms(now), ms(now)}
+	for _, key := range []string{"a.schedule_id", "s.purchase_id", "a.org_id"} {
+		if ids := full[key]; len(ids) > 0 {
+			where.WriteString(" AND " + key + " NOT IN (" + placeholders(len(ids)) + ")")
+			for id := range ids {
+				args = append(args, id)
+			}
+		}
+	}
+	args = append(args, limit)
+	rows, err := s.query(ctx, tx, `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.lease_base,
+		s.purchase_id, s.timezone, s.calling_hours, s.max_concurrent_calls, COALESCE(ct.timezone, ''),
+		COALESCE(o.max_concurrent_calls, 0), COALESCE(o.max_concurrent_calls_per_number, 0)
+		FROM attempts a JOIN schedules s ON s.id = a.schedule_id
+		LEFT JOIN contacts ct ON ct.id = a.contact_id LEFT JOIN orgs o ON o.id = a.org_id
+		WHERE a.state = 'pending' AND a.due_at <= ? AND a.leased_until <= ? AND s.paused_at = 0`+where.String()+`
+		ORDER BY a.due_at, a.id LIMIT ?`+s.skipLockedOf("a"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []leaseCandidate
+	for rows.Next() {
+		c := leaseCandidate{a: schedule.Attempt{State: schedule.Pending}}
+		var due int64
+		if err := rows.Scan(&c.a.ID, &c.a.OrgID, &c.a.ScheduleID, &c.a.ContactID, &due, &c.a.Leases, &c.a.LeaseBase,
+			&c.purchaseID, &c.schedTZ, &c.hours, &c.schedCap, &c.zone, &c.orgCaps.PerOrg, &c.orgCaps.PerNumber); err != nil {
+			return nil, err
+		}
+		c.a.DueAt = fromMS(due)
+		if c.zone == "" {
+			c.zone = c.schedTZ
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// EndAttemptCall saves the call and, when it has just ended, does end to its attempt.
+func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.updateCall(ctx, tx, c, prev, events); err != nil {
+			return err
+		}
+		if c.AttemptID == "" || c.Status != call.Ended || prev == call.Ended {
+			return nil
+		}
+		// The schedule's row lock orders the ends of its calls, so that
+		// exactly one of them finds nothing left live (Done).
+		var schedID string
+		var canceled int64
+		err := s.row(ctx, tx, `SELECT s.id, s.canceled_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forUpdate(),
+			c.AttemptID).Scan(&schedID, &canceled)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if end.Retry && canceled == 0 {
+			var tries string
+			var due int64
+			err := s.row(ctx, tx, `SELECT tries, due_at FROM attempts WHERE id = ? AND state = 'dialed' AND call_id = ?`, c.AttemptID, c.ID).Scan(&tries, &due)
+			if err == nil {
+				ts := append(parseTries(tries), schedule.Try{Due: fromMS(due), DialedAt: c.CreatedAt, CallID: c.ID, Outcome: string(c.Outcome), EndedReason: c.EndedReason})
+				if _, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'pending', call_id = '', tries = ?, requested_at = ?, due_at = ?,
+					leased_until = 0, lease_base = leases, updated_at = ? WHERE id = ?`,
+					triesJSON(ts), ms(end.RequestedAt), ms(end.DueAt), ms(c.UpdatedAt), c.AttemptID); err != nil {
+					return err
+				}
+				return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		if end.Done.Type == "" {
+			return nil
+		}
+		var left int
+		if err := s.row(ctx, tx, `SELECT COUNT(*) FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> ''
+			WHERE a.schedule_id = ? AND (a.state = 'pending' OR (a.state = 'dialed' AND c.status < 3))`, schedID).Scan(&left); err != nil {
+			return err
+		}
+		if left > 0 {
+			return nil
+		}
+		return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Done})
+	})
+}
+
+// SetSchedulePaused pauses or resumes a schedule.
+func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (bool, error) {
+	changed := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		changed = false
+		var was int64
+		if err := s.row(ctx, tx, `SELECT paused_at FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&was); err != nil {
+			return notFound(err, "schedule")
+		}
+		if (was != 0) == paused {
+			return nil
+		}
+		to := int64(0)
+		if paused {
+			to = max(ms(at), 1)
+		}
+		if _, err := s.exec(ctx, tx, `UPDATE schedules SET paused_at = ? WHERE id = ?`, to, id); err != nil {
+			return err
+		}
+		changed = true
+		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
+	})
+	return changed, err
+}
+
+// GetOrgCaps reads the organization's own caps.
+func (s *Store) GetOrgCaps(ctx context.Context, orgID string) (schedule.Caps, error) {
+	var c schedule.Caps
+	err := s.row(ctx, s.r, `SELECT max_concurrent_calls, max_concurrent_calls_per_number FROM orgs WHERE id = ?`, orgID).Scan(&c.PerOrg, &c.PerNumber)
+	return c, notFound(err, "organization")
+}
+
+// SetOrgCaps stores the organization's own caps.
+func (s *Store) SetOrgCaps(ctx context.Context, orgID string, caps schedule.Caps) error {
+	if caps.PerOrg < 0 || caps.PerNumber < 0 {
+		return apperr.Invalidf("maxConcurrentCalls", "caps must be 0 (none) or more")
+	}
+	res, err := s.exec(ctx, s.w, `UPDATE orgs SET max_concurrent_calls = ?, max_concurrent_calls_per_number = ? WHERE id = ?`, caps.PerOrg, caps.PerNumber, orgID)
+	return affected(res, err, "organization")
+}
