@@ -36,6 +36,7 @@ import (
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
 	"switchboard/internal/id"
+	"switchboard/internal/schedule"
 	"switchboard/internal/secret"
 	"switchboard/internal/sip"
 	"switchboard/internal/speech/cloud/deepgram"
@@ -192,6 +193,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("SWITCHBOARD_REFUSAL_BURST: want a number, got %q", os.Getenv("SWITCHBOARD_REFUSAL_BURST"))
 	}
 	fs.IntVar(&refusalBurst, "refusal-burst", refusalBurst, "refusals in a row a client address may have before --refusal-limit applies (env SWITCHBOARD_REFUSAL_BURST)")
+	var caps [2]int
+	for i, name := range []string{"SWITCHBOARD_MAX_CALLS_PER_ORG", "SWITCHBOARD_MAX_CALLS_PER_NUMBER"} {
+		if caps[i], err = strconv.Atoi(env(name, "0")); err != nil || caps[i] < 0 {
+			return fmt.Errorf("%s: want a number of calls, 0 for no cap, got %q", name, os.Getenv(name))
+		}
+	}
+	fs.IntVar(&caps[0], "max-calls-per-org", caps[0], "scheduled calls: the most live phone calls an organization may have before its due attempts wait; an organization's own setting can lower it; 0: no cap (env SWITCHBOARD_MAX_CALLS_PER_ORG)")
+	fs.IntVar(&caps[1], "max-calls-per-number", caps[1], "scheduled calls: the most live phone calls on one number before its due attempts wait; an organization's own setting can lower it; 0: no cap (env SWITCHBOARD_MAX_CALLS_PER_NUMBER)")
 	trustedProxies := fs.String("trusted-proxies", env("SWITCHBOARD_TRUSTED_PROXIES", ""), "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; from anyone else the TCP peer is the client (env SWITCHBOARD_TRUSTED_PROXIES)")
 	metricsAddr := fs.String("metrics-addr", env("SWITCHBOARD_METRICS_ADDR", ""), "serve GET /metrics on this address of its own, e.g. 127.0.0.1:9464; empty: not served, unless --metrics-token (env SWITCHBOARD_METRICS_ADDR)")
 	metricsToken := fs.String("metrics-token", env("SWITCHBOARD_METRICS_TOKEN", ""), "require Authorization: Bearer TOKEN on GET /metrics; without --metrics-addr, serves /metrics on the public port behind it. Prefer the environment variable: flags show in ps (env SWITCHBOARD_METRICS_TOKEN)")
@@ -244,6 +253,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Addr, cfg.DB, cfg.PublicURL, cfg.RateLimit = *addr, *db, *public, *rateLimit
 	cfg.PublicKeyRateLimit, cfg.PublicKeyAddressRateLimit = pkRate, pkAddrRate
 	cfg.RefusalLimit, cfg.RefusalBurst = refusalLimit, refusalBurst
+	if caps[0] < 0 || caps[1] < 0 {
+		return fmt.Errorf("--max-calls-per-org and --max-calls-per-number: want 0 (no cap) or more")
+	}
+	cfg.Scheduling.Caps = schedule.Caps{PerOrg: caps[0], PerNumber: caps[1]}
 	if cfg.TrustedProxies, err = throttle.ParseProxies(*trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}

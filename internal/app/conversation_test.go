@@ -127,7 +127,7 @@ func TestSandboxConversation(t *testing.T) {
 		b.checkBookingCall(direct)
 
 		ct := b.must(201, "POST", "/v1/phone/contacts/"+p, map[string]any{"contacts": []any{map[string]any{"name": "Ada", "phoneNumber": "+14155552222"}}}).data()["created"].([]any)[0]
-		sched := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{"name": "s", "contacts_id": []any{ct}, "phone_id": p, "dates": []string{dueIn(time.Second)}, "timezone": "UTC"}).Body["id"].(string)
+		sched := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{"name": "s", "contacts_id": []any{ct}, "phone_id": p, "dates": []string{dueIn(time.Second)}, "timezone": "UTC", "callingHours": allDay}).Body["id"].(string)
 		a, _ := b.waitDialed(sched, 10*time.Second)
 		b.checkBookingCall(a["callId"].(string))
 

@@ -47,7 +47,7 @@ func TestScheduleDialsOnTime(t *testing.T) {
 				due := time.Now().Add(3 * time.Second).UTC().Truncate(time.Millisecond)
 				id := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{
 					"name": "on time", "contacts_id": f.contacts, "phone_id": f.purchase, "message": "Your appointment",
-					"dates": []string{due.Format("2006-01-02T15:04:05.000Z")}, "timezone": "America/New_York",
+					"dates": []string{due.Format("2006-01-02T15:04:05.000Z")}, "timezone": "America/New_York", "callingHours": allDay,
 				}).Body["id"].(string)
 				if a := b.firstAttempt(id); a["state"] != "pending" || a["callId"] != nil {
 					t.Fatalf("attempt before due = %v, want pending without call", a)
@@ -80,6 +80,8 @@ func TestScheduleDialsOnTime(t *testing.T) {
 				}
 				if a := b.firstAttempt(id); a["state"] != "completed" || a["outcome"] != "completed" {
 					t.Errorf("attempt after call = %v, want completed/completed", a)
+				} else if tries := a["tries"].([]any); a["requestedAt"] != a["dueAt"] || len(tries) != 1 || tries[0].(map[string]any)["callId"] != a["callId"] {
+					t.Errorf("attempt after call = %v, want requestedAt = dueAt and one try, its call", a)
 				}
 			})
 		})

@@ -286,7 +286,7 @@ func (s *Service) apply(ctx context.Context, callID string, ch call.Change, resu
 		if len(result) > 0 {
 			c.Result = result[0]
 		}
-		err = s.store.UpdateCall(ctx, c, prev, s.events(c)...)
+		err = s.save(ctx, c, prev)
 		if err == nil {
 			s.after(c)
 			return c, true, nil
@@ -329,7 +329,8 @@ const (
 )
 
 // EventTypes lists every webhook event type.
-var EventTypes = []string{EventCallStarted, EventCallEnded, EventTranscriptReady, EventAnalysisReady, EventAttemptCompleted}
+var EventTypes = []string{EventCallStarted, EventCallEnded, EventTranscriptReady, EventAnalysisReady, EventAttemptCompleted,
+	EventAttemptRetrying, EventSchedulePaused, EventScheduleResumed, EventScheduleCompleted}
 
 // events are the webhook events a call's new state announces.
 func (s *Service) events(c call.Call) []store.Event { return Events(c, s.publicURL) }

@@ -42,7 +42,7 @@ func (s *Service) EndByAPI(ctx context.Context, orgID, callID string) (call.Call
 		if err := c.Transition(call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: call.ReasonAPIEnded}); err != nil {
 			return c, err
 		}
-		err = s.store.UpdateCall(ctx, c, prev, s.events(c)...)
+		err = s.save(ctx, c, prev)
 		if apperr.Is(err, apperr.Conflict) {
 			continue // it changed since it was read: decide again
 		}

@@ -37,6 +37,10 @@ func (s *Server) table() []route {
 		{method: http.MethodGet, path: "/v1/phone/schedules", scope: auth.PhoneRead, h: s.listSchedules},
 		{method: http.MethodGet, path: "/v1/phone/schedules/{id}", scope: auth.PhoneRead, h: s.getSchedule},
 		{method: http.MethodPost, path: "/v1/phone/schedules/{id}/cancel", scope: auth.PhoneWrite, body: optionalJSONBody, h: s.cancelSchedule},
+		{method: http.MethodPost, path: "/v1/phone/schedules/{id}/pause", scope: auth.PhoneWrite, body: optionalJSONBody, h: s.pauseSchedule},
+		{method: http.MethodPost, path: "/v1/phone/schedules/{id}/resume", scope: auth.PhoneWrite, body: optionalJSONBody, h: s.resumeSchedule},
+		{method: http.MethodGet, path: "/v1/organization", scope: auth.PhoneRead, h: s.getOrganization},
+		{method: http.MethodPatch, path: "/v1/organization", scope: auth.PhoneWrite, body: jsonBody, h: s.updateOrganization},
 
 		{method: http.MethodGet, path: "/v1/assistants", scope: auth.AssistantsRead, h: s.listAssistants},
 		{method: http.MethodPost, path: "/v1/assistants", scope: auth.AssistantsWrite, body: jsonBody, create: true, h: s.createAssistant},

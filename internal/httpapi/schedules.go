@@ -27,6 +27,12 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 		Timezone:   o.Str("timezone", true),
 	}
 	dates := o.Strings("dates", true)
+	req.Hours = parseHours(o)
+	req.Retry = parseRetry(o)
+	req.MaxConcurrentCalls = o.Int("maxConcurrentCalls", false, 0)
+	if req.MaxConcurrentCalls < 0 || req.MaxConcurrentCalls > maxCap {
+		o.Errs.Add("maxConcurrentCalls", "must be an integer from 0 (no cap of the schedule's own) to %d", maxCap)
+	}
 	o.Done()
 	if len(req.Name) > 200 {
 		o.Errs.Add("name", "must be at most 200 bytes")
@@ -132,6 +138,8 @@ func (s *Server) getSchedule(ctx context.Context, r *request) (response, error) 
 			live++
 		}
 	}
+	progress := schedule.Count(attempts, s.now())
+	v.Progress = &progress
 	v.State = scheduleState(sc, live)
 	return ok(http.StatusOK, "schedule", v), nil
 }
@@ -158,4 +166,164 @@ func (s *Server) cancelSchedule(ctx context.Context, r *request) (response, erro
 	resp := ok(http.StatusOK, fmt.Sprintf("schedule canceled; %d pending call(s) will not be dialed", n), map[string]int{"canceledAttempts": n})
 	resp.body.ID = sid
 	return resp, nil
+}
+
+// maxCap bounds every cap on live calls the API accepts.
+const maxCap = 100000
+
+// parseHours reads callingHours: absent is nil (the defaults); each
+// field left out takes its default (08:00, 21:00, every day).
+func parseHours(o *object) *schedule.CallingHours {
+	c := o.Child("callingHours")
+	if c == nil {
+		return nil
+	}
+	h := schedule.DefaultHours()
+	// Validate names what is wrong with each value; the getters only
+	// the wrong types.
+	if c.Present("start") {
+		h.Start = c.Str("start", false)
+	}
+	if c.Present("end") {
+		h.End = c.Str("end", false)
+	}
+	if c.Present("days") {
+		h.Days = c.Strings("days", false)
+	}
+	c.Done()
+	for _, e := range h.Validate("callingHours.") {
+		o.Errs.Add(e.Field, "%s", e.Message)
+	}
+	return &h
+}
+
+// parseRetry reads retry: absent is nil (the defaults); each outcome and
+// field left out takes its default.
+func parseRetry(o *object) *schedule.RetryPolicy {
+	c := o.Child("retry")
+	if c == nil {
+		return nil
+	}
+	p := schedule.DefaultRetry()
+	for _, k := range schedule.RetryOutcomes {
+		r := c.Child(k.Key)
+		if r == nil {
+			continue
+		}
+		ref := p.Ref(k.Key)
+		if v := r.Number("afterMinutes"); v != nil {
+			ref.AfterMinutes = *v
+		}
+		ref.MaxAttempts = r.Int("maxAttempts", false, ref.MaxAttempts)
+		r.Done()
+	}
+	c.Done()
+	for _, e := range p.Validate("retry.") {
+		o.Errs.Add(e.Field, "%s", e.Message)
+	}
+	return &p
+}
+
+// pauseSchedule and resumeSchedule take no body, or an empty object.
+func (s *Server) pauseSchedule(ctx context.Context, r *request) (response, error) {
+	return s.setSchedulePaused(ctx, r, true)
+}
+
+func (s *Server) resumeSchedule(ctx context.Context, r *request) (response, error) {
+	return s.setSchedulePaused(ctx, r, false)
+}
+
+func (s *Server) setSchedulePaused(ctx context.Context, r *request, paused bool) (response, error) {
+	if len(r.body) > 0 {
+		o, err := parseObject(r.body)
+		if err != nil {
+			return response{}, err
+		}
+		o.Done()
+		if err := o.Errs.Err(); err != nil {
+			return response{}, err
+		}
+	}
+	sid, err := pathID(r, "id", id.Schedule, "schedule")
+	if err != nil {
+		return response{}, err
+	}
+	change := s.sched.Resume
+	msg := map[bool]string{true: "schedule resumed; its due attempts are dialed in their calling hours", false: "schedule was not paused"}
+	if paused {
+		change = s.sched.Pause
+		msg = map[bool]string{true: "schedule paused; its attempts wait until it is resumed", false: "schedule was already paused"}
+	}
+	changed, err := change(ctx, r.orgID, sid)
+	if err != nil {
+		return response{}, err
+	}
+	resp := ok(http.StatusOK, msg[changed], map[string]bool{"paused": paused, "changed": changed})
+	resp.body.ID = sid
+	return resp, nil
+}
+
+// orgView is the organization's settings: its own caps on live phone
+// calls, the server's, and the effective ones (the lower of each).
+type orgView struct {
+	ID                          string        `json:"id"`
+	Name                        string        `json:"name"`
+	MaxConcurrentCalls          int           `json:"maxConcurrentCalls"`
+	MaxConcurrentCallsPerNumber int           `json:"maxConcurrentCallsPerNumber"`
+	ServerCaps                  schedule.Caps `json:"serverCaps"`
+	EffectiveCaps               schedule.Caps `json:"effectiveCaps"`
+}
+
+func (s *Server) orgView(ctx context.Context, orgID string) (orgView, error) {
+	org, err := s.store.GetOrg(ctx, orgID)
+	if err != nil {
+		return orgView{}, err
+	}
+	server, own, eff, err := s.sched.Caps(ctx, orgID)
+	if err != nil {
+		return orgView{}, err
+	}
+	return orgView{ID: org.ID, Name: org.Name, MaxConcurrentCalls: own.PerOrg, MaxConcurrentCallsPerNumber: own.PerNumber,
+		ServerCaps: server, EffectiveCaps: eff}, nil
+}
+
+func (s *Server) getOrganization(ctx context.Context, r *request) (response, error) {
+	v, err := s.orgView(ctx, r.orgID)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "organization", v), nil
+}
+
+// updateOrganization sets the organization's own caps: each field sent
+// replaces its value (0: none of its own); a field left out keeps it.
+func (s *Server) updateOrganization(ctx context.Context, r *request) (response, error) {
+	o, err := parseObject(r.body)
+	if err != nil {
+		return response{}, err
+	}
+	_, own, _, err := s.sched.Caps(ctx, r.orgID)
+	if err != nil {
+		return response{}, err
+	}
+	own.PerOrg = o.Int("maxConcurrentCalls", false, own.PerOrg)
+	own.PerNumber = o.Int("maxConcurrentCallsPerNumber", false, own.PerNumber)
+	o.Done()
+	if own.PerOrg < 0 || own.PerOrg > maxCap {
+		o.Errs.Add("maxConcurrentCalls", "must be an integer from 0 (none of its own) to %d", maxCap)
+	}
+	if own.PerNumber < 0 || own.PerNumber > maxCap {
+		o.Errs.Add("maxConcurrentCallsPerNumber", "must be an integer from 0 (none of its own) to %d", maxCap)
+	}
+	if err := o.Errs.Err(); err != nil {
+		return response{}, err
+	}
+	if err := s.sched.SetCaps(ctx, r.orgID, own); err != nil {
+		return response{}, err
+	}
+	v, err := s.orgView(ctx, r.orgID)
+	if err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "organization updated", v), nil
 }

@@ -241,8 +241,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 			}
 		}
 	}
-	if routes != 24 {
-		t.Errorf("found %d routes with path ids, want 24", routes)
+	if routes != 26 {
+		t.Errorf("found %d routes with path ids, want 26", routes)
 	}
 
 	before := st.lookups.Load()

@@ -26,20 +26,41 @@ var (
 )
 
 type attemptView struct {
-	ID        string  `json:"id"`
-	ContactID string  `json:"contactId"`
-	DueAt     ts      `json:"dueAt"`
-	State     string  `json:"state"`
-	CallID    *string `json:"callId"`
-	Outcome   *string `json:"outcome"`
-	Error     string  `json:"error,omitempty"`
-	UpdatedAt ts      `json:"updatedAt"`
+	ID          string  `json:"id"`
+	ContactID   string  `json:"contactId"`
+	RequestedAt ts      `json:"requestedAt"`
+	DueAt       ts      `json:"dueAt"`
+	State       string  `json:"state"`
+	CallID      *string `json:"callId"`
+	Outcome     *string `json:"outcome"`
+	Error       string  `json:"error,omitempty"`
+	UpdatedAt   ts      `json:"updatedAt"`
+	// Tries are every dial of the attempt, oldest first, the current
+	// call's last (outcome and endedReason null while it runs).
+	Tries []tryView `json:"tries"`
+}
+
+type tryView struct {
+	Due         ts      `json:"due"`
+	DialedAt    ts      `json:"dialedAt"`
+	CallID      string  `json:"callId"`
+	Outcome     *string `json:"outcome"`
+	EndedReason *string `json:"endedReason"`
 }
 
 // attemptState is the attempt's state as shown: dialed attempts show the
 // progress of their call (in-progress until it ends, then completed).
 func viewAttempt(a schedule.Attempt) attemptView {
-	v := attemptView{ID: a.ID, ContactID: a.ContactID, DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error, UpdatedAt: ts(a.UpdatedAt)}
+	v := attemptView{ID: a.ID, ContactID: a.ContactID, RequestedAt: ts(a.RequestedAt), DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error,
+		UpdatedAt: ts(a.UpdatedAt), Tries: []tryView{}}
+	for _, t := range a.AllTries() {
+		tv := tryView{Due: ts(t.Due), DialedAt: ts(t.DialedAt), CallID: t.CallID}
+		if t.Outcome != "" {
+			o, r := t.Outcome, t.EndedReason
+			tv.Outcome, tv.EndedReason = &o, &r
+		}
+		v.Tries = append(v.Tries, tv)
+	}
 	ended := a.CallStatus == int(call.Ended)
 	v.State = schedule.Progress(a.State, ended)
 	if a.CallID != "" {
@@ -65,22 +86,37 @@ type scheduleView struct {
 	CreatedAt     ts             `json:"createdAt"`
 	CanceledAt    ts             `json:"canceledAt"`
 	AttemptCounts map[string]int `json:"attemptCounts,omitempty"`
-	Attempts      []attemptView  `json:"attempts,omitempty"`
+	// Campaign settings: callingHours null is any time (schedules made
+	// before they existed).
+	CallingHours       *schedule.CallingHours `json:"callingHours"`
+	Retry              schedule.RetryPolicy   `json:"retry"`
+	MaxConcurrentCalls int                    `json:"maxConcurrentCalls"`
+	PausedAt           ts                     `json:"pausedAt"`
+	Progress           *schedule.Counters     `json:"progress,omitempty"`
+	Attempts           []attemptView          `json:"attempts,omitempty"`
 }
 
 func viewSchedule(s schedule.Schedule) scheduleView {
 	v := scheduleView{ID: s.ID, Name: s.Name, PhoneID: s.PurchaseID, Message: s.Message, Timezone: s.Timezone,
-		ContactsID: s.ContactIDs, CreatedAt: ts(s.CreatedAt), CanceledAt: ts(s.CanceledAt), Dates: []string{}}
+		ContactsID: s.ContactIDs, CreatedAt: ts(s.CreatedAt), CanceledAt: ts(s.CanceledAt), Dates: []string{},
+		Retry: s.Retry, MaxConcurrentCalls: s.MaxConcurrentCalls, PausedAt: ts(s.PausedAt)}
+	if !s.Hours.AnyTime() {
+		h := s.Hours
+		v.CallingHours = &h
+	}
 	for _, d := range s.Dates {
 		v.Dates = append(v.Dates, d.UTC().Format(schedule.DateLayout))
 	}
 	return v
 }
 
-// scheduleState summarizes a schedule: canceled, active (attempts still to
-// run or in flight) or finished.
+// scheduleState summarizes a schedule: canceled, paused (attempts still
+// to run, not handed out), active (attempts still to run or in flight) or
+// finished.
 func scheduleState(s schedule.Schedule, live int) string {
 	switch {
+	case live > 0 && !s.PausedAt.IsZero() && s.CanceledAt.IsZero():
+		return "paused"
 	case live > 0:
 		return "active"
 	case !s.CanceledAt.IsZero():
@@ -92,6 +128,8 @@ func scheduleState(s schedule.Schedule, live int) string {
 func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
 	v := viewSchedule(s.Schedule)
 	v.AttemptCounts = s.Attempts
+	progress := s.Progress
+	v.Progress = &progress
 	live := 0
 	for k, n := range s.Attempts {
 		if schedule.Live(k) {

@@ -172,6 +172,8 @@ func scheduleCallsWith(ctx context.Context, base, key string, n int, due time.Ti
 	req := map[string]any{
 		"name": "Crash recovery", "contacts_id": contactIDs, "phone_id": pn.Data.ID, "message": "Reminder",
 		"dates": []string{due.UTC().Format("2006-01-02T15:04:05.000Z")}, "timezone": "UTC",
+		// Any time of day: the runs happen at any hour (default hours are 08:00–21:00).
+		"callingHours": map[string]any{"start": "00:00", "end": "24:00"},
 	}
 	maps.Copy(req, extra)
 	err := Do(ctx, base, key, "POST", "/v1/phone/schedule-call", req, &sc)

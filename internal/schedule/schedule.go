@@ -86,6 +86,10 @@ type Attempt struct {
 	// is not the attempt's latest was superseded.
 	Leases      int
 	LeasedUntil time.Time
+	// LeaseBase is Leases when the current try began (a retry keeps
+	// counting leases, so dial jobs stay unique): the try has been handed
+	// out Leases-LeaseBase times.
+	LeaseBase int
 	// Filled in from the linked call when read back.
 	CallStatus      int
 	CallOutcome     string

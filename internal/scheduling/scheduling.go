@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -23,6 +22,7 @@ import (
 	"switchboard/internal/jobs"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
+	"switchboard/internal/view"
 )
 
 // Enqueuer puts dial jobs in the durable queue.
@@ -57,6 +57,13 @@ type Config struct {
 	DialLease time.Duration
 	MaxLeased int
 	MaxLeases int
+	// Caps are the server's caps on live phone calls per organization and
+	// per number (--max-calls-per-org, --max-calls-per-number); 0 is none.
+	// An organization's own setting can only lower them.
+	Caps schedule.Caps
+	// Now is the scheduler's clock (tests move it to reach calling hours);
+	// nil is the real one.
+	Now func() time.Time
 }
 
 // Service creates, reads, cancels and dials schedules.
@@ -74,7 +81,11 @@ func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *
 	cfg.DialLease = cmp.Or(cfg.DialLease, DefaultDialLease)
 	cfg.MaxLeased = cmp.Or(cfg.MaxLeased, DefaultMaxLeased)
 	cfg.MaxLeases = cmp.Or(cfg.MaxLeases, DefaultMaxLeases)
-	return &Service{store: st, calls: calls, cfg: cfg, log: log, now: id.Now}
+	now := cfg.Now
+	if now == nil {
+		now = id.Now
+	}
+	return &Service{store: st, calls: calls, cfg: cfg, log: log, now: now}
 }
 
 // SetQueue sets where dial jobs go (the queue needs the service to exist first).
@@ -89,6 +100,12 @@ type Request struct {
 	Timezone   string
 	Dates      []time.Time
 	ContactIDs []string
+	// Campaign settings: nil Hours and Retry take the defaults
+	// (schedule.DefaultHours, schedule.DefaultRetry); MaxConcurrentCalls 0
+	// is no cap of the schedule's own.
+	Hours              *schedule.CallingHours
+	Retry              *schedule.RetryPolicy
+	MaxConcurrentCalls int
 }
 
 // Create stores a schedule and its attempts and enqueues their dial jobs.
@@ -102,28 +119,46 @@ func (s *Service) Create(ctx context.Context, req Request) (schedule.Schedule, e
 		f.Add("phone_id", "number %s has no outbound assistant allocated; allocate one with POST /v1/phone/allocate-assistant", p.Number)
 		return schedule.Schedule{}, f.Err()
 	}
-	missing, err := s.store.MissingContacts(ctx, req.OrgID, req.PurchaseID, req.ContactIDs)
+	zones, err := s.store.ContactZones(ctx, req.OrgID, req.PurchaseID, req.ContactIDs)
 	if err != nil {
 		return schedule.Schedule{}, err
 	}
-	if len(missing) > 0 {
+	if len(zones) < len(req.ContactIDs) {
 		var f apperr.Fields
+		missing := 0
 		for i, cid := range req.ContactIDs {
-			if slices.Contains(missing, cid) {
+			if _, ok := zones[cid]; !ok {
 				f.Add(fmt.Sprintf("contacts_id[%d]", i), "contact %s not found on this number", cid)
+				missing++
 			}
 		}
-		return schedule.Schedule{}, &apperr.Error{Kind: apperr.NotFound, Message: fmt.Sprintf("%d contact(s) not found on phone %s", len(missing), req.PurchaseID), Fields: f}
+		return schedule.Schedule{}, &apperr.Error{Kind: apperr.NotFound, Message: fmt.Sprintf("%d contact(s) not found on phone %s", missing, req.PurchaseID), Fields: f}
 	}
 	now := s.now().UTC()
 	sc := schedule.Schedule{
 		ID: id.New(id.Schedule), OrgID: req.OrgID, Name: req.Name, PurchaseID: req.PurchaseID, Message: req.Message,
 		Timezone: req.Timezone, Dates: req.Dates, ContactIDs: req.ContactIDs, CreatedAt: now,
+		Hours: schedule.DefaultHours(), Retry: schedule.DefaultRetry(), MaxConcurrentCalls: req.MaxConcurrentCalls,
 	}
+	if req.Hours != nil {
+		sc.Hours = *req.Hours
+	}
+	if req.Retry != nil {
+		sc.Retry = *req.Retry
+	}
+	// Each attempt is due at the first opening of the calling hours at or
+	// after its date, in its contact's zone (else the schedule's).
+	locs := map[string]*time.Location{}
 	attempts := make([]schedule.Attempt, 0, len(req.Dates)*len(req.ContactIDs))
 	for _, d := range req.Dates {
 		for _, cid := range req.ContactIDs {
-			attempts = append(attempts, schedule.Attempt{ID: id.New(id.Attempt), ContactID: cid, DueAt: d, State: schedule.Pending})
+			loc, ok := locs[zones[cid]]
+			if !ok {
+				loc = schedule.Zone(zones[cid], req.Timezone)
+				locs[zones[cid]] = loc
+			}
+			due := schedule.NextOpening(d, loc, sc.Hours)
+			attempts = append(attempts, schedule.Attempt{ID: id.New(id.Attempt), ContactID: cid, RequestedAt: d, DueAt: due, State: schedule.Pending})
 		}
 	}
 	if err := s.store.CreateSchedule(ctx, sc, attempts); err != nil {
@@ -148,17 +183,17 @@ func (s *Service) Promote(ctx context.Context) (int, error) {
 	if room <= 0 {
 		return 0, nil
 	}
-	as, err := s.store.LeaseAttempts(ctx, now, s.cfg.DialLease, room)
+	as, err := s.store.LeaseAttemptsUnder(ctx, now, s.cfg.DialLease, room, s.cfg.Caps)
 	if err != nil || len(as) == 0 {
 		return 0, err
 	}
 	js := make([]jobs.DialArgs, 0, len(as))
 	for _, a := range as {
-		if a.Leases > s.cfg.MaxLeases {
+		if a.Leases-a.LeaseBase > s.cfg.MaxLeases {
 			s.giveUp(ctx, a)
 			continue
 		}
-		if a.Leases > 1 {
+		if a.Leases-a.LeaseBase > 1 {
 			s.log.Warn("dialing an attempt again: its lease ran out with no call placed (its node stopped?)",
 				"attempt_id", a.ID, "org_id", a.OrgID, "lease", a.Leases)
 		}
@@ -172,7 +207,7 @@ func (s *Service) Promote(ctx context.Context) (int, error) {
 
 // giveUp fails an attempt that was handed out MaxLeases times and never dialed.
 func (s *Service) giveUp(ctx context.Context, a schedule.Attempt) {
-	reason := fmt.Sprintf("not dialed after %d tries: no node could place the call", a.Leases-1)
+	reason := fmt.Sprintf("not dialed after %d tries: no node could place the call", a.Leases-a.LeaseBase-1)
 	err := s.store.FailAttempt(ctx, a.ID, reason, s.now())
 	switch {
 	case apperr.Is(err, apperr.NotFound):
@@ -230,4 +265,42 @@ func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 // Cancel cancels a schedule's pending attempts.
 func (s *Service) Cancel(ctx context.Context, orgID, scheduleID string) (int, error) {
 	return s.store.CancelSchedule(ctx, orgID, scheduleID, s.now())
+}
+
+// Pause stops handing out a schedule's attempts (an attempt already
+// handed out is given back by its dial's claim); Resume hands them out
+// again, each at once if due (inside its calling hours). Each reports
+// whether it changed the schedule, and queues schedule.paused or
+// schedule.resumed in the same transaction when it did.
+func (s *Service) Pause(ctx context.Context, orgID, scheduleID string) (bool, error) {
+	return s.setPaused(ctx, orgID, scheduleID, true)
+}
+
+// Resume undoes Pause.
+func (s *Service) Resume(ctx context.Context, orgID, scheduleID string) (bool, error) {
+	return s.setPaused(ctx, orgID, scheduleID, false)
+}
+
+func (s *Service) setPaused(ctx context.Context, orgID, scheduleID string, paused bool) (bool, error) {
+	now := s.now().UTC()
+	typ := callctl.EventScheduleResumed
+	if paused {
+		typ = callctl.EventSchedulePaused
+	}
+	data := view.AppendString([]byte(`{"scheduleId":`), scheduleID)
+	data = append(data, `,"at":`...)
+	data = append(view.Time(now).AppendJSON(data), '}')
+	return s.store.SetSchedulePaused(ctx, orgID, scheduleID, paused, now, store.Event{ID: id.New("evt"), Type: typ, At: now, Data: data})
+}
+
+// Caps are the caps on an organization's live calls: the server's,
+// lowered by the organization's own (own).
+func (s *Service) Caps(ctx context.Context, orgID string) (server, own, effective schedule.Caps, err error) {
+	own, err = s.store.GetOrgCaps(ctx, orgID)
+	return s.cfg.Caps, own, s.cfg.Caps.Lower(own), err
+}
+
+// SetCaps stores an organization's own caps.
+func (s *Service) SetCaps(ctx context.Context, orgID string, own schedule.Caps) error {
+	return s.store.SetOrgCaps(ctx, orgID, own)
 }
