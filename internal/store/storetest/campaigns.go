@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -276,6 +277,8 @@ func testCampaigns(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("RacePauseClaim", func(t *testing.T) { racePauseClaim(t, open) })
+
 	t.Run("EndAttemptCall", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
@@ -354,3 +357,49 @@ func testCampaigns(t *testing.T, open Opener) {
 
 // campaignNumbers makes the numbers of campaignSchedule distinct.
 var campaignNumbers atomic.Int64
+
+// racePauseClaim races a dial's claim (CreateCall of a leased attempt)
+// with SetSchedulePaused: either the call is stored and the attempt
+// dialed, or the claim is refused and the attempt is pending, given back
+// (unleased) and without a call; never a call of a pending attempt nor a
+// dialed attempt without its call.
+func racePauseClaim(t *testing.T, open Opener) {
+	t.Parallel()
+	s, ctx := open(t), t.Context()
+	o := mustOrg(t, s, "Acme")
+	const rounds = 20
+	won := 0
+	for r := range rounds {
+		f := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
+		now := at(time.Hour)
+		leased, err := s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
+		if err != nil || len(leased) != 1 {
+			t.Fatalf("round %d: LeaseAttemptsUnder = %d, %v; want 1", r, len(leased), err)
+		}
+		c := scheduledCall(f, leased[0], now)
+		var callErr, pauseErr error
+		race(func() { callErr = s.CreateCall(ctx, c) },
+			func() {
+				_, pauseErr = s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, store.Event{ID: id.New("evt"), Type: "schedule.paused", At: now, Data: []byte(`{}`)})
+			})
+		must(t, fmt.Sprintf("round %d: SetSchedulePaused", r), pauseErr)
+		a, _, err := s.GetAttempt(ctx, leased[0].ID)
+		must(t, "GetAttempt", err)
+		_, getErr := s.GetCall(ctx, o.ID, c.ID)
+		switch {
+		case callErr == nil:
+			won++
+			if a.State != schedule.Dialed || a.CallID != c.ID || getErr != nil {
+				t.Fatalf("round %d: the claim won the race but the attempt is %s (call %q), GetCall error %v; want dialed with %s", r, a.State, a.CallID, getErr, c.ID)
+			}
+		case apperr.Is(callErr, apperr.Conflict):
+			if a.State != schedule.Pending || a.CallID != "" || !a.LeasedUntil.IsZero() || !apperr.Is(getErr, apperr.NotFound) {
+				t.Fatalf("round %d: the claim was refused (%v) but the attempt is %s (call %q, leased until %v), GetCall error %v; want pending, no call, given back",
+					r, callErr, a.State, a.CallID, a.LeasedUntil, getErr)
+			}
+		default:
+			t.Fatalf("round %d: CreateCall racing SetSchedulePaused = %v; want nil or a Conflict", r, callErr)
+		}
+	}
+	t.Logf("the claim won %d of %d races", won, rounds)
+}
