@@ -178,6 +178,9 @@ func TestScheduleCallingHoursPerContactZone(t *testing.T) {
 func TestScheduleRetriesPerOutcome(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
+		rec, srv := newReceiver(t, false)
+		b.must(201, "POST", "/v1/webhooks", map[string]any{"url": srv.URL,
+			"events": []string{"schedule.attempt.completed", "schedule.attempt.retrying", "schedule.completed"}})
 		f := b.fixture(b.key, "+14155550100")
 		numbers := []string{"+14155550001", "+14155550002", "+14155550003", "+14155550004"}
 		ids := b.addContacts(f.purchase, numbers, nil)
@@ -237,6 +240,30 @@ func TestScheduleRetriesPerOutcome(t *testing.T) {
 		}
 		if n := len(b.must(200, "GET", "/v1/calls?pageSize=100", nil).list()); n != 10 {
 			t.Errorf("calls placed = %d; want 10 (3 + 2 + 2 + 3)", n)
+		}
+		// Webhooks: schedule.attempt.completed for every try, retrying for
+		// each retry (2 + 1 + 1 + 2), schedule.completed once.
+		want6 := map[string]int{"schedule.attempt.completed": 10, "schedule.attempt.retrying": 6, "schedule.completed": 1}
+		var got map[string]int
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			got = map[string]int{}
+			rec.mu.Lock()
+			for _, g := range rec.got {
+				got[g.typ]++
+			}
+			rec.mu.Unlock()
+			if fmt.Sprint(got) == fmt.Sprint(want6) {
+				break
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want6) {
+			t.Errorf("webhook deliveries = %v; want %v", got, want6)
+		}
+		r := rec.wait(t, "schedule.attempt.retrying", time.Second)
+		for _, part := range []string{`"scheduleId":"` + sched + `"`, `"attemptId":"att_`, `"try":`, `"requestedAt":"`, `"dueAt":"`, `"call":{`} {
+			if !strings.Contains(string(r.body), part) {
+				t.Errorf("schedule.attempt.retrying body %s lacks %s", r.body, part)
+			}
 		}
 	})
 }
