@@ -56,8 +56,9 @@ const (
 	Dialed   AttemptState = "dialed"
 	Canceled AttemptState = "canceled"
 	Failed   AttemptState = "failed"
-	// The do-not-call part adds Suppressed ("suppressed"); progress counts
-	// it by that string (Counters.Add).
+	// Suppressed: the number was on the organization's do-not-call list
+	// when the attempt was to be dialed; no call was placed.
+	Suppressed AttemptState = "suppressed"
 )
 
 // Attempt is one call to one contact at one date.

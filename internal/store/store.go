@@ -67,6 +67,18 @@ type AttemptEnd struct {
 	Done Event
 }
 
+// DNCAdded is what AddDNC did.
+type DNCAdded struct {
+	// Added are the entries stored, in the order given.
+	Added []phone.DNCEntry
+	// Listed are the indexes of the entries whose number was already listed.
+	Listed []int
+	// LiveCalls are, by added number, the ids of its calls that were not
+	// ended when it was added (a call in progress is not cut; the caller
+	// may end it).
+	LiveCalls map[string][]string
+}
+
 // Idempotent is a stored response to a request made with an Idempotency-Key.
 type Idempotent struct {
 	RequestHash string
@@ -185,7 +197,15 @@ type Store interface {
 	// transaction; a Conflict means the attempt was no longer pending, or
 	// its schedule is paused (the attempt's lease is then given back), and
 	// no call was stored.
-	CreateCall(ctx context.Context, c call.Call) error
+	//
+	// An outbound phone call to a number on the organization's do-not-call
+	// list is not stored: the error is phone.Suppressed (a Conflict with
+	// code suppressed), and a pending attempt c.AttemptID names becomes
+	// schedule.Suppressed, with the suppressed events queued, in the same
+	// transaction. The list is read under the lock AddDNC takes on the
+	// number, so a dial and an add of one number are ordered: a number
+	// added before the claim is never dialed.
+	CreateCall(ctx context.Context, c call.Call, suppressed ...Event) error
 	GetCall(ctx context.Context, orgID, id string) (call.Call, error)
 	// GetCallAnyOrg is for provider events, which know only the call id.
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
@@ -203,6 +223,22 @@ type Store interface {
 	// StaleCalls lists calls of any organization that are not ended and were
 	// last updated before the given time.
 	StaleCalls(ctx context.Context, updatedBefore time.Time, limit int) ([]call.Call, error)
+
+	// Do-not-call list (phone.DNCEntry), one per (organization, number).
+	//
+	// AddDNC lists the entries' numbers (E.164, each once) for orgID in
+	// one transaction. A number already listed keeps its first entry (its
+	// index is in Listed). It takes the lock CreateCall's check takes on
+	// each number, in sorted order, and reports the calls to the added
+	// numbers that were live (not ended) then: every dial of them claimed
+	// later is suppressed.
+	AddDNC(ctx context.Context, orgID string, entries []phone.DNCEntry) (DNCAdded, error)
+	// ListDNC returns a page of the organization's list, newest first, and
+	// its total; search, when not empty, keeps the numbers that contain it.
+	ListDNC(ctx context.Context, orgID, search string, p Page) ([]phone.DNCEntry, int, error)
+	// DeleteDNC takes number off the organization's list; NotFound when
+	// it is not on it.
+	DeleteDNC(ctx context.Context, orgID, number string) error
 
 	// CreateSchedule stores the schedule and all its attempts atomically;
 	// NotFound when the purchase is not (or no longer) held.

@@ -11,6 +11,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/phone"
 	"switchboard/internal/store"
 )
 
@@ -40,11 +41,14 @@ func (s *Store) bumpCount(ctx context.Context, tx *sql.Tx, c call.Call, status c
 	return err
 }
 
-// CreateCall stores a call and, for a scheduled call, claims its attempt.
-func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
-	pausedClaim := false
+// CreateCall stores a call and, for a scheduled call, claims its attempt;
+// a claim of a paused schedule's attempt gives it back, and a dial to a
+// number on the do-not-call list stores nothing and suppresses the
+// attempt (dialListed, suppressAttempt).
+func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
+	pausedClaim, listed := false, false
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		pausedClaim = false
+		pausedClaim, listed = false, false
 		if c.AttemptID != "" {
 			if paused, err := s.pausedForClaim(ctx, tx, c.AttemptID); err != nil || paused {
 				if err == nil {
@@ -52,6 +56,23 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 				}
 				return err
 			}
+		}
+		var err error
+		if listed, err = s.dialListed(ctx, tx, c); err != nil {
+			return err
+		}
+		if listed {
+			if c.AttemptID == "" {
+				return phone.Suppressed(c.To)
+			}
+			if ok, err := s.suppressAttempt(ctx, tx, c, suppressed); err != nil {
+				return err
+			} else if !ok {
+				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
+			}
+			return nil // commit the suppression; the error is returned below
+		}
+		if c.AttemptID != "" {
 			res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'dialed', call_id = ?, updated_at = ? WHERE id = ? AND state = 'pending'`,
 				c.ID, ms(c.CreatedAt), c.AttemptID)
 			if err != nil {
@@ -73,6 +94,9 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call) error {
 	})
 	if err == nil && pausedClaim {
 		return apperr.Conflictf("attempt %s: its schedule is paused; it was given back undialed", c.AttemptID)
+	}
+	if err == nil && listed {
+		return phone.Suppressed(c.To)
 	}
 	return err
 }

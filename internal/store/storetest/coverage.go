@@ -338,9 +338,24 @@ func (r *recorder) GetContact(ctx context.Context, orgID, id string) (phone.Cont
 	return r.s.GetContact(ctx, orgID, id)
 }
 
-func (r *recorder) CreateCall(ctx context.Context, c call.Call) error {
+func (r *recorder) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
 	r.hit("CreateCall")
-	return r.s.CreateCall(ctx, c)
+	return r.s.CreateCall(ctx, c, suppressed...)
+}
+
+func (r *recorder) AddDNC(ctx context.Context, orgID string, entries []phone.DNCEntry) (store.DNCAdded, error) {
+	r.hit("AddDNC")
+	return r.s.AddDNC(ctx, orgID, entries)
+}
+
+func (r *recorder) ListDNC(ctx context.Context, orgID, search string, p store.Page) ([]phone.DNCEntry, int, error) {
+	r.hit("ListDNC")
+	return r.s.ListDNC(ctx, orgID, search, p)
+}
+
+func (r *recorder) DeleteDNC(ctx context.Context, orgID, number string) error {
+	r.hit("DeleteDNC")
+	return r.s.DeleteDNC(ctx, orgID, number)
 }
 
 func (r *recorder) GetCall(ctx context.Context, orgID, id string) (call.Call, error) {

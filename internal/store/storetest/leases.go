@@ -30,6 +30,7 @@ func RunTwoNodes(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		{"ClaimAnalyses", claimAnalysesRace},
 		{"LeaseAttempts", leaseAttemptsRace},
 		{"DialClaim", dialClaimRace},
+		{"DNCAddVsDial", dncRace},
 	} {
 		t.Run(race.name, func(t *testing.T) {
 			t.Parallel()

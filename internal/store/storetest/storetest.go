@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Idempotency", testIdempotency},
 		{"DeliveryLog", testDeliveryLog},
 		{"Operators", testOperators},
+		{"DoNotCall", testDNC},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
