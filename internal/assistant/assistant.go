@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/audio/vad"
@@ -29,13 +30,17 @@ type Assistant struct {
 	// Endpointing says when the caller's turn is over (voice calls).
 	Endpointing Endpointing `json:"endpointing"`
 	// BargeIn says when the caller talking over the assistant interrupts it.
-	BargeIn               BargeIn         `json:"bargeIn"`
-	Model                 Model           `json:"model"`
-	Flow                  json.RawMessage `json:"flow"`
-	EndCallPhrases        []string        `json:"endCallPhrases"`
-	MaxDurationSeconds    int             `json:"maxDurationSeconds"`
-	SilenceTimeoutSeconds int             `json:"silenceTimeoutSeconds"`
-	AnalysisPlan          AnalysisPlan    `json:"analysisPlan"`
+	BargeIn        BargeIn         `json:"bargeIn"`
+	Model          Model           `json:"model"`
+	Flow           json.RawMessage `json:"flow"`
+	EndCallPhrases []string        `json:"endCallPhrases"`
+	// OptOutPhrases are what a caller on a phone call says to be put on
+	// the organization's do-not-call list (matched without case or
+	// punctuation, as whole words); empty turns it off.
+	OptOutPhrases         []string     `json:"optOutPhrases"`
+	MaxDurationSeconds    int          `json:"maxDurationSeconds"`
+	SilenceTimeoutSeconds int          `json:"silenceTimeoutSeconds"`
+	AnalysisPlan          AnalysisPlan `json:"analysisPlan"`
 	// Tools are HTTP tools a model (or a flow's tool node) may call.
 	Tools []Tool `json:"tools"`
 	// Transfer is where a call may be transferred (the built-in
@@ -138,7 +143,14 @@ const (
 	MaxNameLen            = 200
 	MaxTextLen            = 20000
 	MaxEndCallPhrases     = 50
+	MaxOptOutPhrases      = 50
 )
+
+// DefaultOptOutPhrases are an assistant's opt-out phrases unless it sets
+// its own (a new slice each time).
+func DefaultOptOutPhrases() []string {
+	return []string{"stop calling me", "take me off your list", "do not call me", "don't call me again", "remove me from your list"}
+}
 
 // Speech provider names. A voice or transcriber provider must be one the
 // server knows (VoiceProviders, TranscriberProviders) and one it has
@@ -185,6 +197,7 @@ func Defaults(p Providers) Assistant {
 		Transcriber:           Transcriber{Provider: first(p.Transcriber)},
 		Model:                 Model{Provider: "flow"},
 		EndCallPhrases:        []string{},
+		OptOutPhrases:         DefaultOptOutPhrases(),
 		Tools:                 []Tool{},
 		Transfer:              Transfer{Destinations: []TransferDestination{}},
 		Voicemail:             Voicemail{Action: VoicemailHangup},
@@ -235,6 +248,14 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 	for i, ph := range a.EndCallPhrases {
 		if strings.TrimSpace(ph) == "" || len(ph) > 200 {
 			f.Add("endCallPhrases["+itoa(i)+"]", "must be a non-blank phrase of at most 200 bytes")
+		}
+	}
+	if len(a.OptOutPhrases) > MaxOptOutPhrases {
+		f.Add("optOutPhrases", "must hold at most %d phrases", MaxOptOutPhrases)
+	}
+	for i, ph := range a.OptOutPhrases {
+		if !hasWord(ph) || len(ph) > 200 {
+			f.Add("optOutPhrases["+itoa(i)+"]", "must be a phrase with at least one letter or digit, of at most 200 bytes")
 		}
 	}
 	if a.MaxDurationSeconds < MinMaxDuration || a.MaxDurationSeconds > MaxMaxDuration {
@@ -338,6 +359,12 @@ func checkProvider(f *apperr.Fields, field, name string, configured []string) {
 	if !slices.Contains(configured, name) {
 		f.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(configured, ", "))
 	}
+}
+
+// hasWord reports whether s holds a letter or a digit (a phrase that
+// normalizes to something).
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 func itoa(i int) string {

@@ -182,6 +182,12 @@ func (c Config) apply(o *jsonobj.Object, a *assistant.Assistant) {
 			a.EndCallPhrases = []string{}
 		}
 	}
+	if o.Present("optOutPhrases") {
+		a.OptOutPhrases = o.Strings("optOutPhrases", false)
+		if a.OptOutPhrases == nil { // null: the defaults
+			a.OptOutPhrases = assistant.DefaultOptOutPhrases()
+		}
+	}
 	integer("maxDurationSeconds", &a.MaxDurationSeconds, def.MaxDurationSeconds)
 	integer("silenceTimeoutSeconds", &a.SilenceTimeoutSeconds, def.SilenceTimeoutSeconds)
 	if o.Present("tools") {

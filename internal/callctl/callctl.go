@@ -153,8 +153,8 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 		AssistantID: p.OutboundAssistantID, PurchaseID: p.ID, From: p.Number, To: req.To, Provider: p.Provider,
 		Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.store.CreateCall(ctx, c); err != nil {
-		return call.Call{}, err
+	if err := s.store.CreateCall(ctx, c, s.suppressedEvents(c)...); err != nil {
+		return call.Call{}, err // phone.Suppressed when c.To is on the do-not-call list
 	}
 	preq := telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To}
 	if a, err := s.store.GetAssistant(ctx, p.OrgID, p.OutboundAssistantID); err == nil && a.Voicemail.Detect {
@@ -194,6 +194,22 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 		return ended, nil
 	}
 	return c, nil
+}
+
+// suppressedEvents are the events queued when a scheduled call's number
+// turns out to be on the do-not-call list (store.Store.CreateCall).
+func (s *Service) suppressedEvents(c call.Call) []store.Event {
+	if c.AttemptID == "" {
+		return nil
+	}
+	b := []byte(`{"attemptId":`)
+	b = view.AppendString(b, c.AttemptID)
+	b = append(b, `,"phonePurchaseId":`...)
+	b = view.AppendString(b, c.PurchaseID)
+	b = append(b, `,"phoneNumber":`...)
+	b = view.AppendString(b, c.To)
+	b = append(b, `,"reason":"do-not-call"}`...)
+	return []store.Event{{ID: id.New("evt"), Type: EventAttemptSuppressed, At: c.CreatedAt, Data: b}}
 }
 
 // CanPlace reports whether calls may be placed from p with the named provider.
@@ -326,11 +342,14 @@ const (
 	EventTranscriptReady  = "call.transcript.ready"
 	EventAnalysisReady    = "call.analysis.ready"
 	EventAttemptCompleted = "schedule.attempt.completed"
+	// EventAttemptSuppressed: a scheduled attempt's number was on the
+	// do-not-call list when it was to be dialed (no call was placed).
+	EventAttemptSuppressed = "schedule.attempt.suppressed"
 )
 
 // EventTypes lists every webhook event type.
 var EventTypes = []string{EventCallStarted, EventCallEnded, EventTranscriptReady, EventAnalysisReady, EventAttemptCompleted,
-	EventAttemptRetrying, EventSchedulePaused, EventScheduleResumed, EventScheduleCompleted}
+	EventAttemptRetrying, EventAttemptSuppressed, EventSchedulePaused, EventScheduleResumed, EventScheduleCompleted}
 
 // events are the webhook events a call's new state announces.
 func (s *Service) events(c call.Call) []store.Event { return Events(c, s.publicURL) }

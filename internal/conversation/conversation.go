@@ -16,10 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
 	"switchboard/internal/id"
+	"switchboard/internal/phone"
+	"switchboard/internal/store"
 )
 
 // Brain writes the assistant's side of a conversation. Calls come from the
@@ -159,6 +162,13 @@ type TurnStore interface {
 	AppendTurn(ctx context.Context, t call.Turn) error
 }
 
+// OptOuts is implemented by a TurnStore that keeps the organization's
+// do-not-call list (store.Store does): a phone caller who says one of the
+// assistant's opt-out phrases is added to it (see optOut).
+type OptOuts interface {
+	AddDNC(ctx context.Context, orgID string, entries []phone.DNCEntry) (store.DNCAdded, error)
+}
+
 // Config is one conversation's setup.
 type Config struct {
 	Call      call.Call
@@ -234,6 +244,8 @@ type runner struct {
 	silenceAfter time.Duration
 	// keys is the keypad entry in progress (at most MaxKeypadEntry keys).
 	keys string
+	// optedOut: the caller said an opt-out phrase; the number is listed once.
+	optedOut bool
 }
 
 func (r *runner) run(ctx context.Context, in <-chan Input) string {
@@ -357,6 +369,7 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 func (r *runner) answer(ctx context.Context, said string, fn func(context.Context, func(string)) (Reply, error)) (bool, string) {
 	r.silence.Stop()
 	r.turn(ctx, call.RoleUser, said, r.cfg.Now(), 0, false)
+	r.optOut(ctx, said)
 	r.lastUser = r.cfg.Now()
 	reply, err := r.reply(ctx, fn)
 	if done, reason := r.after(ctx, reply, err); done {
@@ -646,6 +659,48 @@ func (r *runner) say(ctx context.Context, text string) (heard string) {
 func (r *runner) nextTurnID() string {
 	r.seq++
 	return fmt.Sprintf("turn_%d", r.seq)
+}
+
+// optOut puts the far party of a phone call on the organization's
+// do-not-call list, with the call as evidence, the first time one of its
+// final turns says one of the assistant's opt-out phrases. The
+// conversation goes on as the brain decides: the list stops later dials,
+// not this call.
+func (r *runner) optOut(ctx context.Context, said string) {
+	c := r.cfg.Call
+	if r.optedOut || c.Type != call.Phone || !phone.SaysOptOut(said, r.cfg.Assistant.OptOutPhrases) {
+		return
+	}
+	dnc, ok := r.cfg.Turns.(OptOuts)
+	if !ok {
+		return
+	}
+	r.optedOut = true
+	number := c.To // the called party
+	if c.Direction == call.Inbound {
+		number = c.From // the caller
+	}
+	if number == "" {
+		return
+	}
+	e := phone.DNCEntry{Number: number, Reason: "the caller asked not to be called: " + truncate(said, 200), Source: phone.DNCSourceOptOut,
+		CallID: c.ID, CreatedAt: r.cfg.Now().UTC()}
+	if _, err := dnc.AddDNC(context.WithoutCancel(ctx), c.OrgID, []phone.DNCEntry{e}); err != nil {
+		r.cfg.Log.Error("adding an opted-out caller to the do-not-call list failed", "call_id", c.ID, "org_id", c.OrgID, "err", err)
+		return
+	}
+	r.cfg.Log.Info("caller opted out: number added to the do-not-call list", "call_id", c.ID, "org_id", c.OrgID)
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // turn records a caller turn.

@@ -41,6 +41,9 @@ func (s *Server) table() []route {
 		{method: http.MethodPost, path: "/v1/phone/schedules/{id}/resume", scope: auth.PhoneWrite, body: optionalJSONBody, h: s.resumeSchedule},
 		{method: http.MethodGet, path: "/v1/organization", scope: auth.PhoneRead, h: s.getOrganization},
 		{method: http.MethodPatch, path: "/v1/organization", scope: auth.PhoneWrite, body: jsonBody, h: s.updateOrganization},
+		{method: http.MethodGet, path: "/v1/phone/dnc", scope: auth.PhoneRead, h: s.listDNC},
+		{method: http.MethodPost, path: "/v1/phone/dnc", scope: auth.PhoneWrite, body: jsonBody, create: true, h: s.addDNC},
+		{method: http.MethodDelete, path: "/v1/phone/dnc/{number}", scope: auth.PhoneWrite, h: s.deleteDNC},
 
 		{method: http.MethodGet, path: "/v1/assistants", scope: auth.AssistantsRead, h: s.listAssistants},
 		{method: http.MethodPost, path: "/v1/assistants", scope: auth.AssistantsWrite, body: jsonBody, create: true, h: s.createAssistant},

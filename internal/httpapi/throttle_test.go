@@ -191,6 +191,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 		"{contactId}": id.Contact, "/v1/phone/schedules/{id}": id.Schedule, "/v1/assistants/{id}": id.Assistant,
 		"/v1/webhooks/{id}": id.Webhook, "{messageId}": id.Message, "/v1/phone/connections/{id}": id.Connection,
 		"/v1/public-keys/{id}": id.PublicKey,
+		// Not an id: a number, whose malformed values get the same 404 with no query.
+		"/v1/phone/dnc/{number}": "dnc",
 	}
 	bodies := map[string]string{
 		"PATCH /v1/assistants/{id}":    `{"name":"renamed"}`,
@@ -241,8 +243,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 			}
 		}
 	}
-	if routes != 26 {
-		t.Errorf("found %d routes with path ids, want 26", routes)
+	if routes != 27 {
+		t.Errorf("found %d routes with path ids, want 27", routes)
 	}
 
 	before := st.lookups.Load()

@@ -63,20 +63,19 @@ func IsSuppressed(err error) bool {
 }
 
 // CheckDNCNumbers validates and normalizes the numbers of an add (field
-// names numbers[i]); it returns them in E.164, in order, each once (a
-// number repeated in the request is kept at its first place).
-func CheckDNCNumbers(numbers []string, errs *apperr.Fields) []string {
+// names numbers[i]); it returns them in E.164, each once, in order, with
+// the index in numbers of each (a repeated number keeps its first place).
+func CheckDNCNumbers(numbers []string, errs *apperr.Fields) (out []string, at []int) {
 	if len(numbers) == 0 {
 		if !errs.Has("numbers") {
 			errs.Add("numbers", "must hold at least one number")
 		}
-		return nil
+		return nil, nil
 	}
 	if len(numbers) > MaxDNCPerRequest {
 		errs.Add("numbers", "must hold at most %d numbers per request", MaxDNCPerRequest)
-		return nil
+		return nil, nil
 	}
-	out := make([]string, 0, len(numbers))
 	seen := make(map[string]bool, len(numbers))
 	for i, n := range numbers {
 		e164, err := NormalizeE164(n)
@@ -86,10 +85,10 @@ func CheckDNCNumbers(numbers []string, errs *apperr.Fields) []string {
 		}
 		if !seen[e164] {
 			seen[e164] = true
-			out = append(out, e164)
+			out, at = append(out, e164), append(at, i)
 		}
 	}
-	return out
+	return out, at
 }
 
 // CheckDNCReason checks an add's reason (field reason).
@@ -114,16 +113,6 @@ func CheckDNCSearch(search string, errs *apperr.Fields) {
 	if search != "" && !ok {
 		errs.Add("search", "must be digits, optionally after a leading plus, at most %d characters (e.g. +1415 or 5550123)", MaxDNCSearch)
 	}
-}
-
-// DefaultOptOutPhrases are what a caller says to be put on the
-// do-not-call list, for assistants that set no optOutPhrases.
-var DefaultOptOutPhrases = []string{
-	"stop calling me",
-	"take me off your list",
-	"do not call me",
-	"don't call me again",
-	"remove me from your list",
 }
 
 // NormalizePhrase is text as opt-out phrases are matched: lower case,

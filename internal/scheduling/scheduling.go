@@ -20,6 +20,7 @@ import (
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
 	"switchboard/internal/jobs"
+	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 	"switchboard/internal/view"
@@ -253,6 +254,11 @@ func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 	_, err = s.calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: sc.OrgID, PurchaseID: sc.PurchaseID, To: contact.PhoneNumber, AttemptID: a.ID})
 	switch {
 	case err == nil:
+		return nil
+	case phone.IsSuppressed(err):
+		// On the do-not-call list: CreateCall ended the attempt suppressed
+		// in its claim; final, neither retried nor failed.
+		s.log.Info("scheduled call suppressed: the number is on the do-not-call list", "attempt_id", a.ID, "org_id", sc.OrgID)
 		return nil
 	case apperr.Is(err, apperr.Conflict):
 		return nil // the attempt was claimed or canceled meanwhile

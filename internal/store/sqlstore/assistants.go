@@ -38,6 +38,9 @@ func scanAssistant(sc interface{ Scan(...any) error }) (assistant.Assistant, err
 	if a.EndCallPhrases == nil {
 		a.EndCallPhrases = []string{}
 	}
+	if a.OptOutPhrases == nil { // stored before assistants had them
+		a.OptOutPhrases = assistant.DefaultOptOutPhrases()
+	}
 	return a, nil
 }
 
