@@ -182,6 +182,9 @@ func (s *Store) dialListed(ctx context.Context, tx *sql.Tx, c call.Call) (bool, 
 	if err := s.lockNumbers(ctx, tx, c.OrgID, []string{c.To}); err != nil {
 		return false, err
 	}
+	// A statement of its own: under READ COMMITTED a statement reads the
+	// snapshot taken when it starts, so the read must start after the lock
+	// is held to see an add that committed while this waited for it.
 	var one int
 	err := s.row(ctx, tx, `SELECT 1 FROM dnc WHERE org_id = ? AND number = ?`, c.OrgID, c.To).Scan(&one)
 	if err == sql.ErrNoRows {
