@@ -82,3 +82,24 @@ func TestCheckDNCSearchAndReason(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSaysOptOut: caller text is untrusted. Normalizing is idempotent and
+// leaves single spaces between words; a turn that ends with a phrase, as
+// words of their own, says it.
+func FuzzSaysOptOut(f *testing.F) {
+	for _, s := range []string{"Please stop calling me!", "Don’t call me", "¿Qué?", "", "a'b  c", "\x00\xff"} {
+		f.Add(s, "stop calling me")
+	}
+	f.Fuzz(func(t *testing.T, turn, phrase string) {
+		n := NormalizePhrase(turn)
+		if again := NormalizePhrase(n); again != n {
+			t.Fatalf("NormalizePhrase not idempotent: %q → %q → %q", turn, n, again)
+		}
+		if strings.HasPrefix(n, " ") || strings.HasSuffix(n, " ") || strings.Contains(n, "  ") {
+			t.Fatalf("NormalizePhrase(%q) = %q: stray spaces", turn, n)
+		}
+		if NormalizePhrase(phrase) != "" && !SaysOptOut(turn+" "+phrase, []string{phrase}) {
+			t.Fatalf("SaysOptOut(%q + %q) = false; want true", turn, phrase)
+		}
+	})
+}
