@@ -680,7 +680,9 @@ func (r *runner) optOut(ctx context.Context, said string) {
 	if c.Direction == call.Inbound {
 		number = c.From // the caller
 	}
-	if number == "" {
+	number, err := phone.NormalizeE164(number)
+	if err != nil { // an inbound caller id such as "anonymous": nothing to list
+		r.cfg.Log.Warn("a caller opted out but its number cannot be listed", "call_id", c.ID, "org_id", c.OrgID, "err", err)
 		return
 	}
 	e := phone.DNCEntry{Number: number, Reason: "the caller asked not to be called: " + truncate(said, 200), Source: phone.DNCSourceOptOut,

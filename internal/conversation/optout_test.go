@@ -34,6 +34,8 @@ func (d *dncRecorder) AddDNC(ctx context.Context, orgID string, es []phone.DNCEn
 func TestOptOut(t *testing.T) {
 	out := call.Call{ID: "call_out", OrgID: "org_x", Type: call.Phone, Direction: call.Outbound, From: "+12125550100", To: "+14155550123"}
 	in := call.Call{ID: "call_in", OrgID: "org_x", Type: call.Phone, Direction: call.Inbound, From: "+14155550199", To: "+12125550100"}
+	anonymous := in
+	anonymous.From = "anonymous"
 	web := call.Call{ID: "call_web", OrgID: "org_x", Type: call.Web}
 	noPhrases := testAssistant()
 	noPhrases.OptOutPhrases = []string{}
@@ -48,6 +50,7 @@ func TestOptOut(t *testing.T) {
 	}{
 		{"outbound", out, nil, []string{"Hi.", "Please STOP calling me!", "And take me off your list."}, "+14155550123"},
 		{"inbound", in, nil, []string{"Do not call me, ever."}, "+14155550199"},
+		{"inbound, no number", anonymous, nil, []string{"Do not call me, ever."}, ""},
 		{"apostrophe and case", out, nil, []string{"Don’t call me again"}, "+14155550123"},
 		{"not whole words", out, nil, []string{"Don't stop calling meadows"}, ""},
 		{"web call", web, nil, []string{"stop calling me"}, ""},
