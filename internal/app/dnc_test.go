@@ -42,7 +42,7 @@ func TestDNCScheduledAttemptSuppressed(t *testing.T) {
 		f := b.fixture(b.key, "+14155550100", listed, free)
 		schedID := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{
 			"name": "dnc", "contacts_id": f.contacts, "phone_id": f.purchase,
-			"dates": []string{dueIn(2 * time.Second)}, "timezone": "UTC",
+			"dates": []string{dueIn(2 * time.Second)}, "timezone": "UTC", "callingHours": allDay,
 		}).Body["id"].(string)
 		r := b.must(201, "POST", "/v1/phone/dnc", map[string]any{"numbers": []string{listed}, "reason": "asked by letter"})
 		if added, _ := r.data()["added"].([]any); len(added) != 1 {

@@ -95,7 +95,7 @@ func TestScheduleCancel(t *testing.T) {
 		f := b.fixture(b.key, "+14155550100", "+14155551234", "+14155555678")
 		id := b.must(201, "POST", "/v1/phone/schedule-call", map[string]any{
 			"name": "cancel me", "contacts_id": f.contacts, "phone_id": f.purchase,
-			"dates": []string{dueIn(1500 * time.Millisecond), dueIn(time.Hour)}, "timezone": "UTC",
+			"dates": []string{dueIn(1500 * time.Millisecond), dueIn(time.Hour)}, "timezone": "UTC", "callingHours": allDay,
 		}).Body["id"].(string)
 		r := b.must(200, "POST", "/v1/phone/schedules/"+id+"/cancel", nil)
 		if r.data()["canceledAttempts"] != 4.0 {
