@@ -69,6 +69,10 @@ type Config struct {
 	// address may make with publishable keys, all keys together (burst as
 	// many); 0 disables.
 	PublicKeyAddressRateLimit float64
+	// RateLimitSync is how often a node on PostgreSQL shares its per-key
+	// rate-limit counts with the other nodes (httpapi.SyncLimits);
+	// default httpapi.DefaultLimitSync. Not used on SQLite (one node).
+	RateLimitSync time.Duration
 	// RefusalLimit is how many refusals per second a client address may
 	// add once RefusalBurst are spent: requests whose API key check fails
 	// (401) and gateway handshakes that are refused. Past it the client is
@@ -310,6 +314,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime, Recordings: recordings,
 		Twilio: twilio.NewAccounts(m.twilio, sealer)},
 		db, calls, sched, log, reg)
+	if db.Kind == "postgres" && (cfg.RateLimit > 0 || cfg.PublicKeyRateLimit > 0) {
+		m.startWorker(workerCtx, m.syncLimits)
+	}
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
 	})

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"golang.org/x/time/rate"
-
 	"switchboard/internal/apperr"
 	"switchboard/internal/auth"
 	"switchboard/internal/throttle"
@@ -146,16 +144,11 @@ func (s *Server) limitPublic(req *request, k auth.PublicKey) error {
 				Message: fmt.Sprintf("rate limit of %g web calls a minute from this address with publishable keys exceeded; retry later", s.cfg.PublicAddressRate)}
 		}
 	}
-	if per := s.cfg.PublicKeyRate; per > 0 {
-		v, _ := s.pubLimiters.LoadOrStore(k.ID, rate.NewLimiter(rate.Limit(per/60), max(int(per), 1)))
-		lim := v.(*rate.Limiter)
-		if !lim.Allow() {
+	if l := s.keyLimiters.public; l != nil {
+		if ok, wait := l.allow(k.ID, s.now()); !ok {
 			s.pubAddrs.Done(adm, false)
-			r := lim.Reserve()
-			wait := r.Delay()
-			r.Cancel()
 			return &apperr.Error{Kind: apperr.RateLimited, RetryAfter: wait,
-				Message: fmt.Sprintf("rate limit of %g requests a minute for this publishable key exceeded; retry later", per)}
+				Message: fmt.Sprintf("rate limit of %g requests a minute for this publishable key exceeded; retry later", s.cfg.PublicKeyRate)}
 		}
 	}
 	s.pubAddrs.Done(adm, true)

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
@@ -83,19 +82,19 @@ type Recordings interface {
 
 // Server serves the REST API.
 type Server struct {
-	cfg      Config
-	store    store.Store
-	calls    *callctl.Service
-	numbers  *numbers.Service
-	sched    *scheduling.Service
-	log      *slog.Logger
-	now      func() time.Time
-	routes   []route
-	mux      *http.ServeMux
-	limiters sync.Map // key id → *rate.Limiter
-	// pubLimiters limits each publishable key (key id → *rate.Limiter),
-	// pubAddrs each client address using publishable keys (cors.go).
-	pubLimiters sync.Map
+	cfg     Config
+	store   store.Store
+	calls   *callctl.Service
+	numbers *numbers.Service
+	sched   *scheduling.Service
+	log     *slog.Logger
+	now     func() time.Time
+	routes  []route
+	mux     *http.ServeMux
+	// keyLimiters limits each key, secret or publishable (ratelimit.go:
+	// shared by the nodes on PostgreSQL), pubAddrs each client address
+	// using publishable keys (cors.go).
+	keyLimiters rateLimits
 	pubAddrs    *throttle.Limiter
 	used        *usage
 	openapi     []byte // the OpenAPI document as served (openapi.go)
@@ -131,6 +130,8 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 	// The address limit of publishable keys is a throttle.Limiter spent by
 	// every request (not only refused ones): its memory is bounded however
 	// many addresses call.
+	s.keyLimiters.secret = newKeyLimits(cfg.RateLimit, 2*cfg.RateLimit)
+	s.keyLimiters.public = newKeyLimits(cfg.PublicKeyRate/60, cfg.PublicKeyRate)
 	s.pubAddrs = throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.PublicAddressRate / 60, Burst: int(cfg.PublicAddressRate)})
 	s.numbers = &numbers.Service{Store: st, Providers: calls, Twilio: cfg.Twilio, Secrets: cfg.Secrets, Log: log,
 		Now: func() time.Time { return s.now() }}
@@ -424,13 +425,8 @@ func (s *Server) authenticate(ctx context.Context, req *request, rt *route) erro
 	if !k.Has(scope) {
 		return apperr.New(apperr.PermissionDenied, "API key lacks the %s scope", scope)
 	}
-	if s.cfg.RateLimit > 0 {
-		v, _ := s.limiters.LoadOrStore(k.ID, rate.NewLimiter(rate.Limit(s.cfg.RateLimit), int(2*s.cfg.RateLimit)))
-		lim := v.(*rate.Limiter)
-		if !lim.Allow() {
-			r := lim.Reserve()
-			wait := r.Delay()
-			r.Cancel()
+	if l := s.keyLimiters.secret; l != nil {
+		if ok, wait := l.allow(k.ID, s.now()); !ok {
 			return &apperr.Error{Kind: apperr.RateLimited, Message: fmt.Sprintf("rate limit of %g requests per second exceeded; retry later", s.cfg.RateLimit), RetryAfter: wait}
 		}
 	}

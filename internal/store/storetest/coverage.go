@@ -555,6 +555,21 @@ func (r *recorder) PurgeIdempotency(ctx context.Context, before time.Time) error
 	return r.s.PurgeIdempotency(ctx, before)
 }
 
+func (r *recorder) AddRateSpend(ctx context.Context, spent map[string]int64, at time.Time) error {
+	r.hit("AddRateSpend")
+	return r.s.AddRateSpend(ctx, spent, at)
+}
+
+func (r *recorder) RateSpend(ctx context.Context, since time.Time) (map[string]int64, error) {
+	r.hit("RateSpend")
+	return r.s.RateSpend(ctx, since)
+}
+
+func (r *recorder) PurgeRateSpend(ctx context.Context, before time.Time) error {
+	r.hit("PurgeRateSpend")
+	return r.s.PurgeRateSpend(ctx, before)
+}
+
 func (r *recorder) CreateOperator(ctx context.Context, op operator.Operator) error {
 	r.hit("CreateOperator")
 	return r.s.CreateOperator(ctx, op)
