@@ -10,7 +10,9 @@
 #   ensure-deps.sh sip      + the real SIP peers the SIP tests call
 #                             (internal/sip/siptest): SIPp (Debian
 #                             sip-tester, /usr/bin/sipp) and baresip
-#                             (baresip-core, /usr/bin/baresip)
+#                             (baresip-core, /usr/bin/baresip), and Kamailio
+#                             (kamailio, /usr/sbin/kamailio: the proxy in
+#                             front of several nodes, docs/kamailio/)
 #   ensure-deps.sh test-js  + Node.js (Debian nodejs), for the web widget's
 #                             JavaScript unit tests only: make run needs no Node
 #   ensure-deps.sh test     + PostgreSQL, gcc, chromium (the browser
@@ -51,6 +53,10 @@ if [ "${1:-}" = "test" ] || [ "${1:-}" = "sip" ]; then
   # alsa as a null player), so no sound card or GUI package comes with it.
   command -v sipp >/dev/null 2>&1 || pkgs+=(sip-tester)
   command -v baresip >/dev/null 2>&1 || pkgs+=(baresip-core)
+  # Kamailio 5.6 with its dispatcher module: TestSIPBehindKamailio runs
+  # docs/kamailio/kamailio.cfg in front of two nodes. In /usr/sbin, which
+  # is not on every user's PATH.
+  [ -x /usr/sbin/kamailio ] || command -v kamailio >/dev/null 2>&1 || pkgs+=(kamailio)
 fi
 if [ ${#pkgs[@]} -gt 0 ]; then
   SUDO=""
@@ -60,6 +66,12 @@ if [ ${#pkgs[@]} -gt 0 ]; then
   lock=(-o DPkg::Lock::Timeout=300)
   $SUDO apt-get "${lock[@]}" update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${lock[@]}" install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  # Debian starts the kamailio service it installs, on port 5060 of every
+  # interface with its sample configuration: the tests run their own, and
+  # 5060 is Switchboard's own SIP port. Stop it and keep it off.
+  if [[ " ${pkgs[*]} " == *" kamailio "* ]] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now kamailio.service >/dev/null 2>&1 || true
+  fi
 fi
 
 case "${1:-}" in
