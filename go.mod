@@ -22,7 +22,6 @@ require (
 	github.com/twilio/twilio-go v1.31.0
 	github.com/zaf/g711 v1.4.0
 	golang.org/x/crypto v0.58.0
-	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.60.1
 )
 

@@ -3,10 +3,12 @@ package httpapi
 import (
 	"log/slog"
 	"math"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"switchboard/internal/auth"
 	"switchboard/internal/id"
 	"switchboard/internal/store/sqlite"
 )
@@ -157,4 +159,50 @@ func TestSharedLimitsBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkKeyLimit is the per-key rate limit on the hot path: the
+// authentication of a request with a good key with the limit off and on
+// (a rate it never reaches), and the bucket alone, one request at a time
+// and from every CPU at once on one key (they share its lock). Sharing the
+// limit across nodes adds nothing here: SyncLimits runs beside the
+// requests, every 250 ms.
+func BenchmarkKeyLimit(b *testing.B) {
+	k, secret := auth.NewKey(id.New(id.Org), "k", []string{auth.CallsRead}, time.Now())
+	for _, limit := range []float64{0, 1e9} {
+		s := New(Config{RateLimit: limit}, &keyStore{key: k}, nil, nil, slog.New(slog.DiscardHandler), nil)
+		b.Cleanup(s.Close)
+		name := "authenticate-off"
+		if limit > 0 {
+			name = "authenticate-on"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := httptest.NewRequest("GET", "/v1/calls", nil)
+			r.Header.Set("X-API-Key", secret)
+			for b.Loop() {
+				if err := s.authenticate(r.Context(), &request{Request: r}, listCallsRoute); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	l := newKeyLimits(1e9, 2e9)
+	kid := id.New(id.Key)
+	b.Run("bucket", func(b *testing.B) {
+		for b.Loop() {
+			if ok, _ := l.allow(kid, time.Now()); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("bucket-parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if ok, _ := l.allow(kid, time.Now()); !ok {
+					b.Error("refused")
+					return
+				}
+			}
+		})
+	})
 }
