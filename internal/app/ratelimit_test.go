@@ -82,8 +82,11 @@ func TestRateLimitAcrossNodes(t *testing.T) {
 		t.Errorf("two nodes admitted %d requests of one key in %.2fs, over the stated bound %.0f", total, elapsed, bound)
 	}
 	for i := range 2 {
-		if ok[i].Load() == 0 || limited[i].Load() == 0 {
-			t.Errorf("node %d: %d admitted, %d refused; want both", i, ok[i].Load(), limited[i].Load())
+		if ok[i].Load() == 0 {
+			t.Errorf("node %d admitted nothing", i)
 		}
+	}
+	if limited[0].Load()+limited[1].Load() == 0 {
+		t.Errorf("no request was refused: the clients sent %d, less than the limit allows, so this run shows nothing", total)
 	}
 }
