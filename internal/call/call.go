@@ -109,6 +109,9 @@ const (
 	ReasonVoiceFailed = "voice-failed"
 	// ReasonAPIEnded: POST /v1/calls/{id}/end hung the call up.
 	ReasonAPIEnded = "api-ended-call"
+	// ReasonNodeLost: the node that held the call's line stopped renewing
+	// its lease (it died or lost the database); the leader ended the call.
+	ReasonNodeLost = "node-lost"
 )
 
 // Call is the record of one conversation attempt over one channel.
@@ -147,6 +150,12 @@ type Call struct {
 	// directory ('' when it has none); set once the recording is in place
 	// (store.SetCallRecording), never by UpdateCall.
 	Recording string
+	// NodeID is the node (cluster) that holds the call's line: the one
+	// that placed or admitted a phone call, took its line when answered,
+	// or whose gateway claimed a web call; '' before any did. Live
+	// control is sent there, and the call ends node-lost if that node
+	// dies.
+	NodeID string
 }
 
 // DurationSeconds is the talk time: from start to end, 0 if it never started.
@@ -193,11 +202,14 @@ type Change struct {
 	// ProviderCallID, when set, is recorded on the call (the provider's
 	// first event that knows it carries it).
 	ProviderCallID string
+	// NodeID, when set, is the node that holds the call's line from now
+	// on (it took the line with this change).
+	NodeID string
 }
 
 // Transition applies ch to c if the lifecycle allows it. It is the only
-// code that changes Status, StartedAt, EndedAt, Outcome, EndedReason and
-// ProviderCallID.
+// code that changes Status, StartedAt, EndedAt, Outcome, EndedReason,
+// ProviderCallID and, once created, NodeID.
 func (c *Call) Transition(ch Change) error {
 	allowed := false
 	for _, s := range transitions[c.Status] {
@@ -223,6 +235,9 @@ func (c *Call) Transition(ch Change) error {
 	}
 	if ch.ProviderCallID != "" {
 		c.ProviderCallID = ch.ProviderCallID
+	}
+	if ch.NodeID != "" {
+		c.NodeID = ch.NodeID
 	}
 	c.Status = ch.To
 	c.UpdatedAt = at

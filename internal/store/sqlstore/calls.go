@@ -15,7 +15,7 @@ import (
 	"switchboard/internal/store"
 )
 
-const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording, public_key_id`
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording, public_key_id, node_id`
 
 func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var c call.Call
@@ -23,7 +23,7 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var status int
 	var created, updated, started, ended int64
 	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
-		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording, &c.PublicKeyID)
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording, &c.PublicKeyID, &c.NodeID)
 	c.Direction = call.Direction(direction)
 	if result != "" {
 		_ = json.Unmarshal([]byte(result), &c.Result)
@@ -84,10 +84,10 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store
 				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
 			}
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
 			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-			string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID); err != nil {
+			string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID); err != nil {
 			return err
 		}
 		return s.bumpCount(ctx, tx, c, c.Status, 1)
@@ -240,10 +240,10 @@ func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, e
 // updateCall is UpdateCall inside the caller's transaction.
 func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []store.Event) error {
 	res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?,
-		direction = ?, provider_call_id = ?
+		direction = ?, provider_call_id = ?, node_id = ?
 		WHERE id = ? AND org_id = ? AND status = ?`,
 		int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-		string(c.Direction), c.ProviderCallID, c.ID, c.OrgID, int(prev))
+		string(c.Direction), c.ProviderCallID, c.NodeID, c.ID, c.OrgID, int(prev))
 	if err != nil {
 		return err
 	}

@@ -621,3 +621,38 @@ func (r *recorder) CallCounts(ctx context.Context) (map[call.Status]int64, error
 	r.hit("CallCounts")
 	return r.s.(store.Counter).CallCounts(ctx)
 }
+
+func (r *recorder) RegisterNode(ctx context.Context, n store.Node) error {
+	r.hit("RegisterNode")
+	return r.s.RegisterNode(ctx, n)
+}
+
+func (r *recorder) RenewNode(ctx context.Context, id string, now, leaseUntil time.Time, draining bool) error {
+	r.hit("RenewNode")
+	return r.s.RenewNode(ctx, id, now, leaseUntil, draining)
+}
+
+func (r *recorder) GetNode(ctx context.Context, id string) (store.Node, error) {
+	r.hit("GetNode")
+	return r.s.GetNode(ctx, id)
+}
+
+func (r *recorder) ListNodes(ctx context.Context, since time.Time) ([]store.Node, error) {
+	r.hit("ListNodes")
+	return r.s.ListNodes(ctx, since)
+}
+
+func (r *recorder) ClaimLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (store.Lease, bool, error) {
+	r.hit("ClaimLease")
+	return r.s.ClaimLease(ctx, name, holder, now, ttl)
+}
+
+func (r *recorder) ReleaseLease(ctx context.Context, name, holder string) error {
+	r.hit("ReleaseLease")
+	return r.s.ReleaseLease(ctx, name, holder)
+}
+
+func (r *recorder) OrphanedCalls(ctx context.Context, now time.Time, limit int) ([]call.Call, error) {
+	r.hit("OrphanedCalls")
+	return r.s.OrphanedCalls(ctx, now, limit)
+}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Operators", testOperators},
 		{"DoNotCall", testDNC},
 		{"RateLimits", testRateLimits},
+		{"Nodes", testNodes},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
