@@ -157,7 +157,6 @@ func normNode(n store.Node) store.Node {
 	return n
 }
 
-
 // raceLease: nodes claiming the leader lease at the same instant never
 // both hold it. Each round starts past the last lease (anyone may take
 // it: exactly one does), then all claim again while it runs (only the
