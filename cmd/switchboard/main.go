@@ -35,6 +35,7 @@ import (
 
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
+	"switchboard/internal/cluster"
 	"switchboard/internal/id"
 	"switchboard/internal/schedule"
 	"switchboard/internal/secret"
@@ -240,9 +241,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sipPublicIP := fs.String("sip-public-ip", env("SWITCHBOARD_SIP_PUBLIC_IP", ""), "the address put in SIP Contact headers and SDP, for a server behind NAT; default the listen address if specific, else this host's first non-loopback IPv4 (env SWITCHBOARD_SIP_PUBLIC_IP)")
 	rtpPorts := fs.String("rtp-ports", env("SWITCHBOARD_RTP_PORTS", fmt.Sprintf("%d-%d", sip.DefaultRTPPorts.Min, sip.DefaultRTPPorts.Max)), "UDP port range for the RTP audio of SIP calls (env SWITCHBOARD_RTP_PORTS)")
 	twilioAPI := fs.String("twilio-api-base-url", env("SWITCHBOARD_TWILIO_API_BASE_URL", twilio.DefaultAPIBaseURL), "Twilio's REST API, for organizations' Twilio connections (env SWITCHBOARD_TWILIO_API_BASE_URL); Twilio calls this server back at --public-url, which must then be reachable from the internet (see docs/telephony.md)")
+	drainTimeout := fs.Duration("drain-timeout", envDuration("SWITCHBOARD_DRAIN_TIMEOUT", 30*time.Second), "on SIGTERM (or SIGINT) the node drains: /readyz fails, new calls are refused, live calls go on for up to this long, then end system-shutdown; a second signal cuts the drain short (env SWITCHBOARD_DRAIN_TIMEOUT)")
+	nodeLease := fs.Duration("node-lease", envDuration("SWITCHBOARD_NODE_LEASE", cluster.DefaultLease), "how long after its last heartbeat a node counts as dead: its live calls then end node-lost; the same on every node (env SWITCHBOARD_NODE_LEASE)")
+	nodeHeartbeat := fs.Duration("node-heartbeat", envDuration("SWITCHBOARD_NODE_HEARTBEAT", cluster.DefaultRenew), "how often the node renews its lease (and the leader its leader lease); well under --node-lease (env SWITCHBOARD_NODE_HEARTBEAT)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *nodeLease < 2**nodeHeartbeat || *nodeHeartbeat <= 0 {
+		return fmt.Errorf("--node-lease %v must be at least twice --node-heartbeat %v (and both positive)", *nodeLease, *nodeHeartbeat)
+	}
+	if *drainTimeout < 0 {
+		return fmt.Errorf("--drain-timeout: want a duration of 0 or more, got %v", *drainTimeout)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -266,6 +276,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Speech = sp
 	cfg.SecretKeyFile = *secretKeyFile
 	cfg.DataDir = *dataDir
+	cfg.NodeLease, cfg.NodeHeartbeat = *nodeLease, *nodeHeartbeat
 	if v := os.Getenv("SWITCHBOARD_SECRET_KEY"); v != "" {
 		// The key itself only from the environment: flags show in ps.
 		if *secretKeyFile != "" {
@@ -305,13 +316,43 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Sandbox.Numbers = inv
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	m, err := app.Start(ctx, cfg, log, stdout)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	signaled := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			close(signaled)
+			cancelStart() // a signal while starting stops the start
+		case <-startCtx.Done():
+		}
+	}()
+	m, err := app.Start(startCtx, cfg, log, stdout)
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
+	cancelStart()
+	select {
+	case <-sigs:
+	case <-signaled:
+	case <-ctx.Done():
+	}
+	// Drain first (live calls go on, new ones go to other nodes), then
+	// shut down; a second signal cuts the drain short.
+	drainCtx, cutDrain := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sigs:
+			cutDrain()
+		case <-drainCtx.Done():
+		}
+	}()
+	log.Info("draining", "timeout", drainTimeout.String())
+	_ = m.Drain(drainCtx, *drainTimeout)
+	cutDrain()
 	log.Info("shutting down")
 	return m.Close(context.Background())
 }

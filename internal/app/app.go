@@ -32,6 +32,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
 	"switchboard/internal/callrun"
+	"switchboard/internal/cluster"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway"
 	"switchboard/internal/httpapi"
@@ -149,6 +150,13 @@ type Config struct {
 	// DataDir holds the call recordings; default: the SQLite database's
 	// directory, or ./data with PostgreSQL (recording.go).
 	DataDir string
+	// NodeLease is how long after its last heartbeat this node counts as
+	// dead (its calls then end node-lost); NodeHeartbeat how often it
+	// renews (zero: cluster's defaults, 10 s and 1 s).
+	NodeLease, NodeHeartbeat time.Duration
+	// SweepEvery is how often the leader ends the calls of dead nodes and
+	// the web calls nobody joined (default 1 s).
+	SweepEvery time.Duration
 }
 
 // Default base URLs of the model providers.
@@ -197,6 +205,10 @@ type Main struct {
 	metricsLn net.Listener
 	runtime   *callrun.Runtime
 	gateway   *gateway.Server
+	calls     *callctl.Service
+	// node is this process in the cluster: its heartbeat, the leader
+	// lease, live control routed to the node that holds a call's line.
+	node *cluster.Node
 	speech    *SpeechEngines
 	// workers are the background loops Main owns (startWorker);
 	// stopWorkers cancels their context, and Close waits for them.
@@ -264,6 +276,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + m.ln.Addr().String()
 	}
+	m.node = cluster.New(cluster.Config{Store: db, Bus: db.bus(), Addr: m.ln.Addr().String(), Lease: cfg.NodeLease, Renew: cfg.NodeHeartbeat,
+		Log: log.With("component", "cluster")})
+	calls.SetNode(m.node.ID())
+	m.calls = calls
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	providers := assistant.DefaultProviders()
 	models := map[string]llm.Client{}
@@ -309,9 +325,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
 	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		Observer: vm, Recordings: recordings, Log: log.With("component", "conversation")})
+	m.node.Serve(m.runtime, calls.EndByAPI)
+	reg.MustRegister(newClusterCollector(m.node))
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
 		PublicKeyRate: cfg.PublicKeyRateLimit, PublicAddressRate: cfg.PublicKeyAddressRateLimit, Providers: providers, Webhooks: guard,
-		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.runtime, Recordings: recordings,
+		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.node, Recordings: recordings,
 		Twilio: twilio.NewAccounts(m.twilio, sealer)},
 		db, calls, sched, log, reg)
 	if db.Kind == "postgres" && (cfg.RateLimit > 0 || cfg.PublicKeyRateLimit > 0) {
@@ -324,15 +342,31 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
 	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
-	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: m.runtime.Ended})
+	// A call that ends anywhere stops here if it runs here, and its owner
+	// hears of it if another node holds its line.
+	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: m.node.Ended})
+	if err := m.node.Join(ctx); err != nil {
+		return nil, fmt.Errorf("join the cluster: %w", err)
+	}
+	m.startWorker(workerCtx, m.node.Run)
 	m.startWorker(workerCtx, func(ctx context.Context) {
-		tick := time.NewTicker(time.Second)
+		// The leader's sweeps: the calls of dead nodes (node-lost) and
+		// the web calls nobody joined.
+		tick := time.NewTicker(cmpOrDur(cfg.SweepEvery, time.Second))
 		defer tick.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+			}
+			if !m.node.Leader() {
+				continue
+			}
+			if n, err := calls.EndOrphaned(ctx, time.Now()); err != nil && ctx.Err() == nil {
+				log.Warn("ending the calls of dead nodes failed", "err", err)
+			} else if n > 0 {
+				log.Warn("ended the live calls of dead nodes (node-lost)", "count", n)
 			}
 			if _, err := calls.EndUnjoined(ctx, cmpOrDur(cfg.JoinTimeout, 60*time.Second)); err != nil && ctx.Err() == nil {
 				log.Warn("ending unjoined web calls failed", "err", err)
@@ -371,6 +405,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 				return
 			case <-tick.C:
 			}
+			if !m.node.Leader() {
+				continue // the promoter runs on one node: the leader
+			}
 			if _, err := sched.Promote(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("promoting due attempts failed", "err", err)
 			}
@@ -389,6 +426,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "application/json")
+		if m.node.Draining() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, `{"status":false,"message":"draining: this node is shutting down"}`)
+			return
+		}
 		if err := db.Ping(ctx); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, `{"status":false,"message":"database unavailable"}`)
@@ -429,7 +471,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			log.Error("http server stopped", "err", err)
 		}
 	}()
-	log.Info("serving", "addr", m.ln.Addr().String(), "db", db.Kind, "public_url", cfg.PublicURL, "version", Version)
+	log.Info("serving", "addr", m.ln.Addr().String(), "db", db.Kind, "public_url", cfg.PublicURL, "version", Version, "node_id", m.node.ID())
 	ok = true
 	return m, nil
 }
@@ -600,6 +642,15 @@ func (m *Main) Close(ctx context.Context) error {
 			return false
 		}
 	})
+	if m.node != nil {
+		// The calls are stopped: give the leases up, so that another node
+		// leads at once and none waits for this one's lease to lapse.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		if err := m.node.Leave(lctx); err != nil {
+			m.log.Warn("leaving the cluster failed; this node's leases lapse by themselves", "err", err)
+		}
+		cancel()
+	}
 	if m.api != nil {
 		m.api.Close()
 	}

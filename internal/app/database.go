@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"switchboard/internal/cluster"
+	"switchboard/internal/cluster/pgbus"
 	"switchboard/internal/jobs"
 	"switchboard/internal/store"
 	"switchboard/internal/store/postgres"
@@ -52,6 +54,15 @@ func (d *Database) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return jobs.MigrateSQLite(ctx, d.lite.Writer)
+}
+
+// bus is the cluster's command bus over this database: PostgreSQL's
+// LISTEN/NOTIFY; none on SQLite, whose one node runs every call.
+func (d *Database) bus() cluster.Bus {
+	if d.pg != nil {
+		return pgbus.New(d.pg.Pool)
+	}
+	return nil
 }
 
 // Queue makes the job queue over this database.

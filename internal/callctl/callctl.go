@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -34,6 +35,27 @@ type Service struct {
 	mu      sync.Mutex
 	hangups map[string]hangup // by call id, until its Ended event (see hangup)
 	hooks   Hooks
+
+	// node is this node's id (SetNode), recorded on the calls whose line
+	// it takes; draining refuses new calls (Drain).
+	node     string
+	draining atomic.Bool
+}
+
+// SetNode sets the id of this node (internal/cluster), which the calls
+// whose line this node takes record as their owner: a phone call it
+// places or admits, a line a provider hands it, a web call its gateway
+// claims. Call it before calls are placed.
+func (s *Service) SetNode(id string) { s.node = id }
+
+// Drain makes this node refuse new phone calls, outbound (Unavailable:
+// a dial job is retried, by any node) and inbound (Admit answers
+// telephony.ErrUnavailable); calls under way go on.
+func (s *Service) Drain() { s.draining.Store(true) }
+
+// errDraining is the refusal of a new call on a draining node.
+func errDraining() error {
+	return apperr.New(apperr.Unavailable, "this node is shutting down (draining) and takes no new calls; retry: another node will")
 }
 
 // UseSecrets sets what opens the sealed passwords of connections; call it
@@ -147,11 +169,14 @@ func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call,
 	if !ok {
 		return call.Call{}, apperr.New(apperr.Unavailable, "provider %q of this number is not configured on this server", p.Provider)
 	}
+	if s.draining.Load() {
+		return call.Call{}, errDraining()
+	}
 	now := s.now().UTC()
 	c := call.Call{
 		ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Phone, Status: call.Queued,
 		AssistantID: p.OutboundAssistantID, PurchaseID: p.ID, From: p.Number, To: req.To, Provider: p.Provider,
-		Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now,
+		Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
 	}
 	if err := s.store.CreateCall(ctx, c, s.suppressedEvents(c)...); err != nil {
 		return call.Call{}, err // phone.Suppressed when c.To is on the do-not-call list
@@ -234,6 +259,9 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 		ch.To = call.Ringing
 	case telephony.Answered:
 		ch.To = call.InProgress
+		if ev.Line != nil {
+			ch.NodeID = s.node // the line is here (a Twilio stream may reach any node)
+		}
 	case telephony.Ended:
 		ch.To, ch.Outcome, ch.Reason = call.Ended, call.Outcome(ev.Outcome), ev.Reason
 		if h, ok := s.takeHangup(ev.CallID); ok && ch.Reason == "" {
@@ -385,11 +413,12 @@ func Events(c call.Call, base string) []store.Event {
 	return nil
 }
 
-// Connect moves a web call whose client joined to in-progress. It is a
+// Connect moves a web call whose client joined to in-progress, owned by
+// this node (its gateway holds the websocket). It is a
 // Conflict when the call is no longer queued (another client, possibly on
 // another node, joined first; or the call ended).
 func (s *Service) Connect(ctx context.Context, callID string) (call.Call, error) {
-	c, applied, err := s.apply(ctx, callID, call.Change{To: call.InProgress, At: s.now()})
+	c, applied, err := s.apply(ctx, callID, call.Change{To: call.InProgress, At: s.now(), NodeID: s.node})
 	if err == nil && !applied {
 		return c, apperr.Conflictf("call %s is %s, not waiting for a client", callID, c.Status.Text())
 	}
@@ -481,6 +510,31 @@ func (s *Service) EndLost(ctx context.Context, grace time.Duration) (int, error)
 			return n, err
 		}
 		n++
+	}
+	return n, nil
+}
+
+// EndOrphaned ends the live calls whose node has died (its lease lapsed
+// before now: nothing will end them, and their line is gone with it):
+// endedReason node-lost, outcome completed for a conversation, failed for
+// a call not answered yet, as EndLost decides. The leader runs it every
+// sweep; it returns how many it ended.
+func (s *Service) EndOrphaned(ctx context.Context, now time.Time) (int, error) {
+	orphans, err := s.store.OrphanedCalls(ctx, now, 1000)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range orphans {
+		outcome := call.Failed
+		if c.Status == call.InProgress {
+			outcome = call.Completed
+		}
+		if _, applied, err := s.apply(ctx, c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: call.ReasonNodeLost}); err != nil {
+			return n, err
+		} else if applied {
+			n++
+		}
 	}
 	return n, nil
 }

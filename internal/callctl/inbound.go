@@ -22,9 +22,13 @@ import (
 // authenticated by its signature), and the number must have an inbound
 // assistant. A refusal wraps ErrUnknownNumber,
 // ErrSourceRefused or ErrNoInboundAgent and stores nothing; an admitted call
-// is stored queued, direction inbound, and its id returned: the provider's
-// Answered event (with the line) starts it.
+// is stored queued, direction inbound, owned by this node, and its id
+// returned: the provider's Answered event (with the line) starts it. A
+// draining node admits nothing (telephony.ErrUnavailable).
 func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, error) {
+	if s.draining.Load() {
+		return "", errors.Join(telephony.ErrUnavailable, errDraining())
+	}
 	num, err := phone.NormalizeE164(in.To)
 	if err != nil {
 		return "", fmt.Errorf("%w: %q is not a number", telephony.ErrUnknownNumber, in.To)
@@ -63,7 +67,7 @@ func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, err
 	c := call.Call{
 		ID: id.New(id.Call), OrgID: p.OrgID, Type: call.Phone, Status: call.Queued, Direction: call.Inbound,
 		AssistantID: p.InboundAssistantID, PurchaseID: p.ID, From: from, To: num, Provider: in.Provider,
-		ProviderCallID: in.ProviderCallID, CreatedAt: now, UpdatedAt: now,
+		ProviderCallID: in.ProviderCallID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
 	}
 	if err := s.store.CreateCall(ctx, c); err != nil {
 		return "", errors.Join(telephony.ErrUnavailable, err)

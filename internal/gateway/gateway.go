@@ -112,6 +112,7 @@ type Server struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
+	draining atomic.Bool         // set by Drain: new connections are refused, live ones go on
 	closed   bool                // set by Close: every conversation ends system-shutdown, new ones are refused
 	sessions map[string]*session // by call id, from the claim until ServeHTTP returns
 	wg       sync.WaitGroup      // one per claimed session
@@ -215,6 +216,24 @@ func (s *Server) Close(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// Drain refuses new connections from now on (503 with Retry-After, the
+// call left queued so that the client may join it through another node)
+// and lets the live sessions go on until their calls end or Close.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// DrainRetryAfter is the Retry-After of a connection a draining (or
+// closing) node refuses: by then the load balancer sends the client to
+// another node.
+const DrainRetryAfter = "2"
+
+// draining is the refusal of a connection to a node that is draining or
+// shutting down.
+func draining() *refusal {
+	return &refusal{status: http.StatusServiceUnavailable, code: "unavailable", expected: true,
+		message: "this node is shutting down and takes no new calls; connect again (another node will take the call)",
+		header:  http.Header{"Retry-After": {DrainRetryAfter}}}
+}
+
 // Stopped is closed once every session has returned, after Close: a
 // session Close had to cut may still be recording its call's end, so the
 // database must stay open until then. Nil before Close.
@@ -244,6 +263,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.refuse(w, r, h, tooManyRefusals(h.adm.Wait))
 			return
 		}
+	}
+	if s.draining.Load() {
+		s.refuse(w, r, h, draining())
+		return
 	}
 	c, _, ref := s.admit(r)
 	if ref != nil {
@@ -409,9 +432,9 @@ func headerHasToken(h http.Header, name, token string) bool {
 // It returns the session's connection context (see newSession).
 func (s *Server) claim(ctx context.Context, c call.Call) (*session, context.Context, *refusal) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.draining.Load() {
 		s.mu.Unlock()
-		return nil, nil, &refusal{status: http.StatusServiceUnavailable, code: "unavailable", message: "the server is shutting down", expected: true}
+		return nil, nil, draining()
 	}
 	if _, taken := s.sessions[c.ID]; taken {
 		s.mu.Unlock()

@@ -82,8 +82,9 @@ func ModuleDir() (string, error) {
 type Node struct {
 	Name string
 	// URL is the node's base URL; Key the API key it printed on the
-	// database's first start ("" on later starts).
-	URL, Key string
+	// database's first start ("" on later starts); ID its node id in the
+	// cluster (node_…, from its "serving" record).
+	URL, Key, ID string
 	cmd      *exec.Cmd
 	done     chan struct{}
 	logPath  string
@@ -117,7 +118,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--sip-addr", "127.0.0.1:0", "--log-level", "info"}, o.Args...)
+	// A short drain: a test that stops a node with live calls does not
+	// wait the default 30 s (Args may say otherwise; the last flag wins).
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--sip-addr", "127.0.0.1:0", "--log-level", "info",
+		"--drain-timeout", "2s"}, o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:noctx // the node outlives ctx: Kill and Stop end it
 	// Every node of a test shares one secret key, as nodes on one
 	// PostgreSQL database must (SQLite nodes would make their own file).
@@ -138,7 +142,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{Name: o.Name, cmd: cmd, done: make(chan struct{}), logPath: logPath}
-	addr, key := make(chan string, 1), make(chan string, 1)
+	addr, key := make(chan serving, 1), make(chan string, 1)
 	var copiers sync.WaitGroup
 	copiers.Go(func() { scan(stdout, logFile, key, "API key: ") })
 	copiers.Go(func() { scanJSON(stderr, logFile, addr) })
@@ -150,7 +154,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}()
 	select {
 	case a := <-addr:
-		n.URL = "http://" + a
+		n.URL, n.ID = "http://"+a.addr, a.node
 	case <-n.done:
 		return nil, fmt.Errorf("nodetest: node %s exited before serving; its log: %s", o.Name, n.tail())
 	case <-time.After(time.Minute):
@@ -189,17 +193,23 @@ func scan(r io.Reader, w io.Writer, found chan<- string, marker string) {
 	_, _ = io.Copy(w, r)
 }
 
-// scanJSON copies the JSON log r to w and sends the address of its
-// "serving" record.
-func scanJSON(r io.Reader, w io.Writer, addr chan<- string) {
+// serving is what a node's "serving" record says.
+type serving struct{ addr, node string }
+
+// scanJSON copies the JSON log r to w and sends the address and node id
+// of its "serving" record.
+func scanJSON(r io.Reader, w io.Writer, addr chan<- serving) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		fmt.Fprintln(w, sc.Text())
-		var rec struct{ Msg, Addr string }
+		var rec struct {
+			Msg, Addr string
+			NodeID    string `json:"node_id"`
+		}
 		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "serving" && rec.Addr != "" {
 			select {
-			case addr <- rec.Addr:
+			case addr <- serving{rec.Addr, rec.NodeID}:
 			default:
 			}
 		}
@@ -224,6 +234,18 @@ func (n *Node) Stop() error {
 		n.Kill()
 		return fmt.Errorf("nodetest: node %s did not stop within a minute", n.Name)
 	}
+}
+
+// Term sends SIGTERM (the node drains, then shuts down) and returns at once.
+func (n *Node) Term() { _ = n.cmd.Process.Signal(syscall.SIGTERM) }
+
+// Exited is closed once the process has exited.
+func (n *Node) Exited() <-chan struct{} { return n.done }
+
+// Log returns the node's log so far.
+func (n *Node) Log() string {
+	b, _ := os.ReadFile(n.logPath)
+	return string(b)
 }
 
 func (n *Node) tail() string { return tail(n.logPath, 4000) }
@@ -314,6 +336,14 @@ func (p *Probe) Int(ctx context.Context, q string, args ...any) (int64, error) {
 	var v sql.NullInt64
 	err := p.db.QueryRowContext(ctx, q, args...).Scan(&v)
 	return v.Int64, err
+}
+
+// Scan runs a query of one row into dest; ? placeholders.
+func (p *Probe) Scan(ctx context.Context, q string, args []any, dest ...any) error {
+	if p.dollar {
+		q = sqlstore.Rebind(q)
+	}
+	return p.db.QueryRowContext(ctx, q, args...).Scan(dest...)
 }
 
 // CreatePostgres creates an empty database named prefix, the Unix time and
