@@ -115,7 +115,9 @@ func TestCluster(t *testing.T) {
 			t.Errorf("POST /say on node3: the client on node2 heard %q; want %q", got, "Your table is ready.")
 		}
 		asked := time.Now()
-		var ended struct{ Data struct{ EndedReason, Outcome string } }
+		var ended struct {
+			Data struct{ EndedReason, Outcome string }
+		}
 		c.do(t, n3, "POST", "/v1/calls/"+callID+"/end", nil, &ended)
 		if ended.Data.EndedReason != "api-ended-call" {
 			t.Errorf("POST /end on node3 = endedReason %q; want api-ended-call", ended.Data.EndedReason)
@@ -141,7 +143,7 @@ func TestCluster(t *testing.T) {
 		bound := testLease + testHeartbeat + testSweep
 		var got struct {
 			Data struct {
-				Status              int
+				Status               int
 				Outcome, EndedReason string
 			}
 		}

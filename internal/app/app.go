@@ -208,8 +208,8 @@ type Main struct {
 	calls     *callctl.Service
 	// node is this process in the cluster: its heartbeat, the leader
 	// lease, live control routed to the node that holds a call's line.
-	node *cluster.Node
-	speech    *SpeechEngines
+	node   *cluster.Node
+	speech *SpeechEngines
 	// workers are the background loops Main owns (startWorker);
 	// stopWorkers cancels their context, and Close waits for them.
 	stopWorkers context.CancelFunc

@@ -85,9 +85,9 @@ type Node struct {
 	// database's first start ("" on later starts); ID its node id in the
 	// cluster (node_…, from its "serving" record).
 	URL, Key, ID string
-	cmd      *exec.Cmd
-	done     chan struct{}
-	logPath  string
+	cmd          *exec.Cmd
+	done         chan struct{}
+	logPath      string
 }
 
 // TestSecretKey is the secret key every node of a test is given (base64 of
