@@ -541,3 +541,29 @@ func TestCloseWithUnresponsiveClient(t *testing.T) {
 	}
 	b.waitEnded(t, c.ID, call.Completed, call.ReasonSystemShutdown)
 }
+
+// TestDrain: a draining server refuses new connections with 503 and
+// Retry-After, leaving their calls queued for another node, and its live
+// sessions go on until their calls end.
+func TestDrain(t *testing.T) {
+	b := setup(t)
+	live := b.webCall()
+	cl := b.dialFirst(t, live)
+	b.srv.Drain()
+	c := b.webCall()
+	_, resp, err := b.rawDial(t, c.ID, c.AssistantID)
+	refusedBody(t, resp, err, http.StatusServiceUnavailable, "unavailable")
+	if got := resp.Header.Get("Retry-After"); got != DrainRetryAfter {
+		t.Errorf("Retry-After of a connection refused while draining = %q, want %q", got, DrainRetryAfter)
+	}
+	if got := b.mem.call(c.ID).Status; got != call.Queued {
+		t.Errorf("call refused while draining = %s, want still queued", got.Text())
+	}
+	cl.exchange("still there?")
+	if n := b.srv.Live(); n != 1 {
+		t.Errorf("Live() while draining = %d, want 1 (the live session goes on)", n)
+	}
+	cl.send(`{"type":"hangup"}`)
+	cl.expectEnd(call.Completed, call.ReasonCustomerEnded, websocket.StatusNormalClosure)
+	b.waitLive(t, 0)
+}
