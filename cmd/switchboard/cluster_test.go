@@ -348,3 +348,122 @@ func eventTypes(evs []protocol.ServerEvent) string {
 	}
 	return b.String()
 }
+
+// TestClusterCampaignKill: three nodes dial a campaign while one of them
+// (each node in turn, the leader included) is killed with SIGKILL in the
+// middle of the dialing and restarted, ten times: every attempt is dialed,
+// none twice, and the calls the killed nodes held end node-lost.
+func TestClusterCampaignKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real server processes")
+	}
+	base := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set: several nodes need PostgreSQL")
+	}
+	t.Parallel()
+	bin := buildFailpoints(t)
+	dbURL, drop, err := nodetest.CreatePostgres(t.Context(), base, "sbcampaign_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	logDir := t.TempDir()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(nodetest.Logs(logDir, 3000))
+		}
+	})
+	probe, err := nodetest.OpenProbe(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { probe.Close() })
+	// A short dial lease: a dial job the killed node held is handed out
+	// again 5 s later (30 s by default).
+	args := []string{"--node-lease", testLease.String(), "--node-heartbeat", testHeartbeat.String(), "--dial-lease", "5s",
+		"--sandbox-talk-time", "3s"}
+	var mu sync.Mutex
+	var running []*nodetest.Node
+	start := func(name string, first bool) *nodetest.Node {
+		n, err := nodetest.Start(t.Context(), nodetest.Options{Name: name, Bin: bin, DB: dbURL, LogDir: logDir, FirstStart: first, Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		running = append(running, n)
+		mu.Unlock()
+		return n
+	}
+	t.Cleanup(func() {
+		for _, n := range running {
+			_ = n.Stop()
+		}
+	})
+	nodes := []*nodetest.Node{start("n0", true), nil, nil}
+	key := nodes[0].Key
+	var wg sync.WaitGroup
+	wg.Go(func() { nodes[1] = start("n1", false) })
+	wg.Go(func() { nodes[2] = start("n2", false) })
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	const trials, attempts = 10, 20
+	camp, err := nodetest.NewCampaign(t.Context(), nodes[0].URL, key, attempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed []string
+	var lost, doubled int64
+	for i := range trials {
+		victim := i % len(nodes)
+		asker := nodes[(victim+1)%len(nodes)]
+		due := time.Now().Add(time.Second)
+		sc, err := camp.Schedule(t.Context(), asker.URL, key, due, nil)
+		if err != nil {
+			t.Fatalf("trial %d: scheduling: %v", i, err)
+		}
+		// Kill a node while the attempts are being dialed: from the due
+		// time to 600 ms after it, a different moment each trial.
+		time.Sleep(time.Until(due.Add(time.Duration(i%4) * 200 * time.Millisecond)))
+		killed = append(killed, nodes[victim].ID)
+		nodes[victim].Kill()
+		nodes[victim] = start(fmt.Sprintf("n%d-%d", victim, i), false)
+		var d, l, dd int64
+		for deadline := time.Now().Add(45 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if d, l, dd, err = probe.Dials(t.Context(), sc); err != nil {
+				t.Fatal(err)
+			}
+			if l == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		t.Logf("trial %d: killed %s at due+%dms: %d dialed, %d lost, %d doubled", i, killed[len(killed)-1], (i%4)*200, d, l, dd)
+		lost += l
+		doubled += dd
+	}
+	if lost != 0 || doubled != 0 {
+		t.Errorf("over %d trials of %d attempts with a node killed: %d attempts lost, %d doubled; want 0 and 0", trials, attempts, lost, doubled)
+	}
+	// The calls the killed nodes held end node-lost within the bound.
+	bound := testLease + testHeartbeat + testSweep
+	time.Sleep(bound + time.Second)
+	ids := make([]any, len(killed))
+	for i, id := range killed {
+		ids[i] = id
+	}
+	in := "?" + strings.Repeat(", ?", len(ids)-1)
+	live, err := probe.Int(t.Context(), `SELECT COUNT(*) FROM calls WHERE status < 3 AND node_id IN (`+in+`)`, ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeLost, err := probe.Int(t.Context(), `SELECT COUNT(*) FROM calls WHERE ended_reason = 'node-lost' AND node_id IN (`+in+`)`, ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the killed nodes' calls: %d ended node-lost, %d still live", nodeLost, live)
+	if live != 0 {
+		t.Errorf("%d calls of the killed nodes are still live %v after the last kill; want 0 (node-lost)", live, bound+time.Second)
+	}
+}

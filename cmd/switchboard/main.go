@@ -38,6 +38,7 @@ import (
 	"switchboard/internal/cluster"
 	"switchboard/internal/id"
 	"switchboard/internal/schedule"
+	"switchboard/internal/scheduling"
 	"switchboard/internal/secret"
 	"switchboard/internal/sip"
 	"switchboard/internal/speech/cloud/deepgram"
@@ -244,12 +245,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	drainTimeout := fs.Duration("drain-timeout", envDuration("SWITCHBOARD_DRAIN_TIMEOUT", 30*time.Second), "on SIGTERM (or SIGINT) the node drains: /readyz fails, new calls are refused, live calls go on for up to this long, then end system-shutdown; a second signal cuts the drain short (env SWITCHBOARD_DRAIN_TIMEOUT)")
 	nodeLease := fs.Duration("node-lease", envDuration("SWITCHBOARD_NODE_LEASE", cluster.DefaultLease), "how long after its last heartbeat a node counts as dead: its live calls then end node-lost; the same on every node (env SWITCHBOARD_NODE_LEASE)")
 	nodeHeartbeat := fs.Duration("node-heartbeat", envDuration("SWITCHBOARD_NODE_HEARTBEAT", cluster.DefaultRenew), "how often the node renews its lease (and the leader its leader lease); well under --node-lease (env SWITCHBOARD_NODE_HEARTBEAT)")
+	dialLease := fs.Duration("dial-lease", envDuration("SWITCHBOARD_DIAL_LEASE", scheduling.DefaultDialLease), "how long a scheduled attempt handed to the dial queue stays its dialer's: a dialer that dies leaves it to be dialed again once this runs out; longer than a healthy queue takes to start a job (env SWITCHBOARD_DIAL_LEASE)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *nodeLease < 2**nodeHeartbeat || *nodeHeartbeat <= 0 {
 		return fmt.Errorf("--node-lease %v must be at least twice --node-heartbeat %v (and both positive)", *nodeLease, *nodeHeartbeat)
+	}
+	if *dialLease < time.Second {
+		return fmt.Errorf("--dial-lease: want at least 1s, got %v", *dialLease)
 	}
 	if *drainTimeout < 0 {
 		return fmt.Errorf("--drain-timeout: want a duration of 0 or more, got %v", *drainTimeout)
@@ -277,6 +282,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.SecretKeyFile = *secretKeyFile
 	cfg.DataDir = *dataDir
 	cfg.NodeLease, cfg.NodeHeartbeat = *nodeLease, *nodeHeartbeat
+	cfg.Scheduling.DialLease = *dialLease
 	if v := os.Getenv("SWITCHBOARD_SECRET_KEY"); v != "" {
 		// The key itself only from the environment: flags show in ps.
 		if *secretKeyFile != "" {

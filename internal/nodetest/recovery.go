@@ -2,7 +2,9 @@ package nodetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -155,5 +157,88 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 // scheduleCalls sets up a number with an outbound assistant and n contacts
 // and schedules one call to each at due; it returns the schedule's id.
 func scheduleCalls(ctx context.Context, base, key string, n int, due time.Time) (string, error) {
-	return scheduleCallsWith(ctx, base, key, n, due, nil)
+	c, err := NewCampaign(ctx, base, key, n)
+	if err != nil {
+		return "", err
+	}
+	return c.Schedule(ctx, base, key, due, nil)
+}
+
+// Campaign is a number with an outbound assistant and contacts to call.
+type Campaign struct {
+	PurchaseID string
+	ContactIDs []string
+}
+
+// NewCampaign buys a sandbox number, gives it an outbound assistant and
+// adds n contacts (+12125551000…).
+func NewCampaign(ctx context.Context, base, key string, n int) (Campaign, error) {
+	var asst struct{ Data struct{ ID string } }
+	if err := Do(ctx, base, key, "POST", "/v1/assistants", map[string]any{"name": "Reminder", "firstMessage": "Hello, this is a reminder."}, &asst); err != nil {
+		return Campaign{}, err
+	}
+	var numbers struct {
+		Data []struct{ Number string }
+	}
+	if err := Do(ctx, base, key, "GET", "/v1/phone/numbers", nil, &numbers); err != nil {
+		return Campaign{}, err
+	}
+	if len(numbers.Data) == 0 {
+		return Campaign{}, errors.New("nodetest: the sandbox offers no number")
+	}
+	var pn struct{ Data struct{ ID string } }
+	if err := Do(ctx, base, key, "POST", "/v1/phone/purchases", map[string]any{"number": numbers.Data[0].Number, "provider": "sandbox"}, &pn); err != nil {
+		return Campaign{}, err
+	}
+	if err := Do(ctx, base, key, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": pn.Data.ID, "outboundAssistantId": asst.Data.ID}, nil); err != nil {
+		return Campaign{}, err
+	}
+	c := Campaign{PurchaseID: pn.Data.ID}
+	for start := 0; start < n; start += 100 {
+		var batch []map[string]any
+		for i := start; i < min(start+100, n); i++ {
+			batch = append(batch, map[string]any{"name": fmt.Sprintf("Contact %d", i), "phoneNumber": fmt.Sprintf("+1212555%04d", 1000+i)})
+		}
+		var added struct {
+			Data struct{ Created []string }
+		}
+		if err := Do(ctx, base, key, "POST", "/v1/phone/contacts/"+pn.Data.ID, map[string]any{"contacts": batch}, &added); err != nil {
+			return Campaign{}, err
+		}
+		c.ContactIDs = append(c.ContactIDs, added.Data.Created...)
+	}
+	if len(c.ContactIDs) != n {
+		return Campaign{}, fmt.Errorf("nodetest: added %d contacts; want %d", len(c.ContactIDs), n)
+	}
+	return c, nil
+}
+
+// Schedule schedules one call to each of the campaign's contacts at due,
+// at any hour of the day (extra: more fields of the schedule-call body,
+// which override these), and returns the schedule's id.
+func (c Campaign) Schedule(ctx context.Context, base, key string, due time.Time, extra map[string]any) (string, error) {
+	var sc struct{ ID string }
+	req := map[string]any{
+		"name": "Campaign", "contacts_id": c.ContactIDs, "phone_id": c.PurchaseID, "message": "Reminder",
+		"dates": []string{due.UTC().Format("2006-01-02T15:04:05.000Z")}, "timezone": "UTC",
+		// Any time of day: the runs happen at any hour (default hours are 08:00–21:00).
+		"callingHours": map[string]any{"start": "00:00", "end": "24:00"},
+	}
+	maps.Copy(req, extra)
+	err := Do(ctx, base, key, "POST", "/v1/phone/schedule-call", req, &sc)
+	return sc.ID, err
+}
+
+// Dials counts a schedule's attempts by how many calls each has: dialed
+// (at least one), lost (none) and doubled (more than one).
+func (p *Probe) Dials(ctx context.Context, scheduleID string) (dialed, lost, doubled int64, err error) {
+	if dialed, err = p.Int(ctx, `SELECT COUNT(*) FROM attempts a WHERE a.schedule_id = ? AND EXISTS (SELECT 1 FROM calls c WHERE c.attempt_id = a.id)`, scheduleID); err != nil {
+		return
+	}
+	if lost, err = p.Int(ctx, `SELECT COUNT(*) FROM attempts a WHERE a.schedule_id = ? AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.attempt_id = a.id)`, scheduleID); err != nil {
+		return
+	}
+	doubled, err = p.Int(ctx, `SELECT COUNT(*) FROM (SELECT c.attempt_id FROM calls c JOIN attempts a ON a.id = c.attempt_id
+		WHERE a.schedule_id = ? GROUP BY c.attempt_id HAVING COUNT(*) > 1) d`, scheduleID)
+	return
 }

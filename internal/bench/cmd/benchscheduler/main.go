@@ -127,7 +127,7 @@ func runOne(ctx context.Context, bin, dbURL, dir string, sc scenario, attempts i
 	defer probe.Close()
 	t0 := time.Now()
 	due := t0.Add(lead)
-	c, err := nodetest.ScheduleCampaign(ctx, ns[0].URL, ns[0].Key, attempts, due, scheduleExtra)
+	c, err := nodetest.ScheduleBurst(ctx, ns[0].URL, ns[0].Key, attempts, due, scheduleExtra)
 	if err != nil {
 		return res, err
 	}
