@@ -15,7 +15,8 @@ import (
 )
 
 // LiveCalls is live control of calls whose conversation runs on this
-// node: the call runtime implements it (Config.Live). The handlers have
+// node or, through cluster.Node (Config.Live), on the node that holds
+// their line; the call runtime implements it for one node. The handlers have
 // checked the body, that the call is the organization's and that it is
 // in progress. Errors are apperr kinds (a call not live here: NotFound or
 // Unavailable); Transfer's error wraps telephony.ErrTransferRefused when

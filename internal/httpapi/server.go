@@ -63,8 +63,9 @@ type Config struct {
 	// Secrets seals the passwords of phone connections; nil refuses
 	// connections with a password (503).
 	Secrets *secret.Sealer
-	// Live reaches the live calls of this node (say, transfer); nil
-	// answers those routes 503.
+	// Live reaches the live calls (end, say, transfer) on whichever node
+	// holds their line (cluster.Node; the call runtime alone on one
+	// node); nil answers those routes 503.
 	Live LiveCalls
 	// Recordings opens calls' recordings (recording.Archive); nil answers
 	// GET /v1/calls/{id}/recording 404.
