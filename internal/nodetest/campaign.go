@@ -39,8 +39,6 @@ type Dialing struct {
 	// Lateness is, for each call, its creation time less its attempt's
 	// due time, sorted.
 	Lateness []time.Duration
-	// ByNode counts calls per owning node id, when calls record one.
-	ByNode map[string]int
 }
 
 // Quantile of sorted durations (nearest rank).

@@ -53,7 +53,6 @@ type result struct {
 	d       nodetest.Dialing
 	all     time.Duration // due → last call created
 	setup   time.Duration
-	perNode string
 }
 
 func run(attempts int, lead time.Duration, pg string, pgNodes int, outPath string) error {
