@@ -50,9 +50,9 @@ type scenario struct {
 
 type result struct {
 	scenario
-	d       nodetest.Dialing
-	all     time.Duration // due → last call created
-	setup   time.Duration
+	d     nodetest.Dialing
+	all   time.Duration // due → last call created
+	setup time.Duration
 }
 
 func run(attempts int, lead time.Duration, pg string, pgNodes int, outPath string) error {
