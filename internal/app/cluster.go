@@ -20,14 +20,16 @@ func (m *Main) NodeID() string { return m.node.ID() }
 // returns once no call runs here, or after timeout, or when ctx ends:
 // Close then ends what still runs (system-shutdown).
 func (m *Main) Drain(ctx context.Context, timeout time.Duration) error {
+	// Refuse new calls first: /readyz follows the node's mark, and a
+	// client that saw it fail must find the gateway refusing already.
+	m.gateway.Drain()
+	m.calls.Drain()
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err := m.node.Drain(wctx)
 	cancel()
 	if err != nil {
 		m.log.Warn("marking this node draining in the database failed", "err", err)
 	}
-	m.gateway.Drain()
-	m.calls.Drain()
 	began := time.Now()
 	// A web call counts in both: its session (from the claim) and its
 	// conversation; a phone call once answered.
