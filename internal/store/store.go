@@ -263,6 +263,15 @@ type Store interface {
 	// LeasedAttempts counts pending attempts whose lease runs past now: the
 	// dials handed out and not yet made.
 	LeasedAttempts(ctx context.Context, now time.Time) (int, error)
+	// ClaimDials gives a node's dialer up to limit attempts the promoter
+	// has handed out (pending, leased past now) that no dialer holds
+	// (their hold ended by now), earliest due first, each held until
+	// now+hold: two dialers, on any nodes, never hold the same attempt at
+	// once. An attempt whose dialer died is claimed again once its hold
+	// ends, while its hand-out lasts (after that the promoter hands it out
+	// again). The claim is not the dial: CreateCall's claim of the attempt
+	// decides that.
+	ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error)
 
 	// Campaign settings (docs/ARCHITECTURE.md, "Campaign settings").
 	//

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -235,4 +236,37 @@ func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) 
 	var n int
 	err := s.row(ctx, s.r, `SELECT COUNT(*) FROM attempts WHERE state = 'pending' AND leased_until > ?`, ms(now)).Scan(&n)
 	return n, err
+}
+
+// ClaimDials holds handed-out attempts for a node's dialer.
+func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error) {
+	// Every node asks every tenth of a second, mostly to hear "nothing":
+	// a read on the reader pool answers that without a write transaction.
+	var one int
+	err := s.row(ctx, s.r, `SELECT 1 FROM attempts WHERE state = 'pending' AND leased_until > ? AND dial_until <= ? LIMIT 1`, ms(now), ms(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
+		Select: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until FROM attempts a
+			WHERE a.state = 'pending' AND a.leased_until > ? AND a.dial_until <= ? ORDER BY a.due_at, a.id LIMIT ?`}
+	var out []schedule.Attempt
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		_, err := c.run(ctx, s, tx, now, hold, limit, func(rows *sql.Rows) (string, error) {
+			a := schedule.Attempt{State: schedule.Pending}
+			var due, until int64
+			if err := rows.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &a.Leases, &until); err != nil {
+				return "", err
+			}
+			a.DueAt, a.LeasedUntil = fromMS(due), fromMS(until)
+			out = append(out, a)
+			return a.ID, nil
+		}, ms(now), ms(now))
+		return err
+	})
+	return out, err
 }

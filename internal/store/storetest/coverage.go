@@ -423,6 +423,11 @@ func (r *recorder) LeaseAttempts(ctx context.Context, now time.Time, lease time.
 	return r.s.LeaseAttempts(ctx, now, lease, limit)
 }
 
+func (r *recorder) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error) {
+	r.hit("ClaimDials")
+	return r.s.ClaimDials(ctx, now, hold, limit)
+}
+
 func (r *recorder) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
 	r.hit("LeasedAttempts")
 	return r.s.LeasedAttempts(ctx, now)

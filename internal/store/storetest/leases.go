@@ -29,6 +29,7 @@ func RunTwoNodes(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		{"ClaimOutbox", claimOutboxRace},
 		{"ClaimAnalyses", claimAnalysesRace},
 		{"LeaseAttempts", leaseAttemptsRace},
+		{"ClaimDials", claimDialsRace},
 		{"DialClaim", dialClaimRace},
 		{"DNCAddVsDial", dncRace},
 	} {
@@ -60,6 +61,26 @@ func leaseAttemptsRace(t *testing.T, a, b store.Store) {
 // same moment (two dial jobs of one attempt: a stranded one rescued late,
 // and the one of its next lease): for each attempt exactly one CreateCall
 // succeeds, the other is a Conflict, and the attempt links the winner's call.
+// claimDialsRace: the dialers of two nodes claim the attempts the
+// promoter handed out; each is held by one of them at a time.
+func claimDialsRace(t *testing.T, a, b store.Store) {
+	var dates []time.Time
+	for i := range 10 {
+		dates = append(dates, at(time.Duration(i)*time.Millisecond))
+	}
+	newScheduleFixture(t, a, 6, dates...)
+	// Handed out for longer than the race lasts.
+	handed, err := a.LeaseAttempts(t.Context(), at(time.Hour), 24*time.Hour, 1000)
+	must(t, "LeaseAttempts", err)
+	if len(handed) != 60 {
+		t.Fatalf("LeaseAttempts handed out %d attempts; want 60", len(handed))
+	}
+	leaseRace(t, "ClaimDials", a, b, 60, func(ctx context.Context, s store.Store, now time.Time, limit int) ([]string, error) {
+		as, err := s.ClaimDials(ctx, now, lease, limit)
+		return attemptIDs(as), err
+	})
+}
+
 func dialClaimRace(t *testing.T, a, b store.Store) {
 	ctx := t.Context()
 	f := newScheduleFixture(t, a, 20, at(0))

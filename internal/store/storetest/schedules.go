@@ -250,6 +250,43 @@ func testSchedules(t *testing.T, open Opener) {
 		leaseAt("after cancel", t1.Add(2*time.Hour), 100, nil, 0)
 	})
 
+	t.Run("ClaimDials", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		f := newScheduleFixture(t, s, 3, d1) // due at d1, d1+1m, d1+2m
+		a := f.attempts
+		const handOut, hold = 10 * time.Minute, time.Minute
+		claimAt := func(step string, now time.Time, limit int, want []schedule.Attempt) {
+			t.Helper()
+			got, err := s.ClaimDials(ctx, now, hold, limit)
+			must(t, "ClaimDials", err)
+			call := fmt.Sprintf("%s: ClaimDials(now %v, limit %d)", step, now, limit)
+			sameIDSet(t, call, attemptIDs(got), attemptIDs(want))
+			for _, g := range got {
+				if g.State != schedule.Pending || g.ScheduleID != f.sc.ID || g.OrgID != f.orgID || g.ContactID == "" || g.Leases != 1 {
+					t.Errorf("%s returned %+v; want a pending attempt of schedule %s handed out once", call, g, f.sc.ID)
+				}
+			}
+		}
+		t1 := d1.Add(2 * time.Minute)
+		claimAt("nothing handed out", t1, 100, nil)
+		handed, err := s.LeaseAttempts(ctx, t1, handOut, 2)
+		must(t, "LeaseAttempts", err)
+		sameIDSet(t, "LeaseAttempts(limit 2)", attemptIDs(handed), attemptIDs(a[:2]))
+		claimAt("limit 1: the earliest due", t1, 1, a[:1])
+		claimAt("the other one handed out", t1, 100, a[1:2])
+		claimAt("both held", t1.Add(hold-time.Millisecond), 100, nil)
+		claimAt("both holds ended: claimed again", t1.Add(hold), 100, a[:2])
+		mustCall(t, s, scheduledCall(f, a[0], t1))
+		claimAt("a0 dialed", t1.Add(2*hold), 100, a[1:2])
+		claimAt("the hand-out ended: the promoter must hand it out again", t1.Add(handOut), 100, nil)
+		_, err = s.LeaseAttempts(ctx, t1.Add(handOut), handOut, 100)
+		must(t, "LeaseAttempts", err)
+		_, err = s.CancelSchedule(ctx, f.orgID, f.sc.ID, t1.Add(handOut))
+		must(t, "CancelSchedule", err)
+		claimAt("canceled", t1.Add(handOut+2*hold), 100, nil)
+	})
+
 	t.Run("LeaseAttemptsConcurrently", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()
