@@ -46,7 +46,7 @@ func TestCreateDueInEachContactsHours(t *testing.T) {
 			t.Errorf("attempt of contact %s: requested %s due %s; want requested %s, due %s", a.ContactID, a.RequestedAt, a.DueAt, b.clock, want[a.ContactID])
 		}
 	}
-	if got := b.promote(t); len(got) != 1 || got[0].AttemptID != attemptOf(as, ids[2]) {
+	if got := b.promote(t); len(got) != 1 || got[0].ID != attemptOf(as, ids[2]) {
 		t.Errorf("Promote() at 12:00 UTC enqueued %+v; want only the attempt of the contact read in UTC", got)
 	}
 }
@@ -69,11 +69,11 @@ func TestRetryCountsLeasesPerTry(t *testing.T) {
 	b.promote(t)
 	b.clock = b.clock.Add(DefaultDialLease)
 	second := b.promote(t)
-	if len(second) != 1 || second[0].Lease != 2 {
+	if len(second) != 1 || second[0].Leases != 2 {
 		t.Fatalf("Promote() after the lease ran out = %+v; want lease 2", second)
 	}
 	b.dial(t, second)
-	a, _, err := b.store.GetAttempt(t.Context(), second[0].AttemptID)
+	a, _, err := b.store.GetAttempt(t.Context(), second[0].ID)
 	must(t, err)
 	ended := b.clock.Add(time.Second)
 	b.svc.calls.HandleEvent(telephony.Event{CallID: a.CallID, Kind: telephony.Ended, Outcome: string(call.Busy), Reason: call.ReasonCustomerBusy, At: ended})
@@ -88,7 +88,7 @@ func TestRetryCountsLeasesPerTry(t *testing.T) {
 	}
 	b.clock = a.DueAt
 	retry := b.promote(t)
-	if len(retry) != 1 || retry[0].Lease != 3 {
+	if len(retry) != 1 || retry[0].Leases != 3 {
 		t.Fatalf("Promote() at the retry's due time = %+v; want one job of lease 3", retry)
 	}
 	b.dial(t, retry)

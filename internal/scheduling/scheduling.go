@@ -1,12 +1,13 @@
 // Package scheduling runs scheduled outbound calls. A schedule's attempts
-// are rows in the database (the truth). A promoter on every node leases the
-// attempts that have come due and hands each lease to the durable job queue
-// (River) as a dial job, unique per (attempt, lease); a dial job claims its
-// attempt and creates the call in one transaction, so an attempt is dialed
-// at most once. An attempt is never forgotten: if no call was created by
-// the time its lease runs out (its node died holding the job, or before it
-// inserted it), the next promotion on any node leases it again, and the
-// older job, should it ever run, finds itself superseded.
+// are rows in the database (the truth). The promoter, on the leader node,
+// hands out the attempts that have come due and fit under the caps
+// (store.LeaseAttemptsUnder: a lease on the attempt); every node's Dialer
+// claims handed-out attempts with a hold of its own (store.ClaimDials) and
+// dials each: DialAttempt claims its attempt and creates the call in one
+// transaction, so an attempt is dialed at most once. An attempt is never
+// forgotten: a dialer that dies holding it leaves it to the others once its
+// hold ends, and one not dialed by the time its hand-out ends is handed
+// out again.
 package scheduling
 
 import (
@@ -19,37 +20,30 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
-	"switchboard/internal/jobs"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 	"switchboard/internal/view"
 )
 
-// Enqueuer puts dial jobs in the durable queue.
-type Enqueuer interface {
-	Enqueue(ctx context.Context, js []jobs.DialArgs) error
-}
-
 // Defaults of Config.
 const (
-	// DefaultDialLease is how long a node owns an attempt it handed to the
-	// queue before any node may hand it out again: far longer than a
-	// healthy queue takes to start a job (MaxLeased bounds the backlog),
-	// far shorter than the 5 minutes before River rescues a job a dead
-	// process left running (jobs.Config's RescueStuckJobsAfter).
+	// DefaultDialLease is how long an attempt stays handed out (its lease)
+	// before the promoter may hand it out again: far longer than the
+	// dialers take to dial what is handed out (MaxLeased bounds it), and
+	// longer than a dialer's hold (DefaultDialHold), so that a dialer that
+	// died is replaced by another before the hand-out ends.
 	DefaultDialLease = 30 * time.Second
-	// DefaultMaxLeased bounds the attempts leased and not yet dialed: each
-	// promotion leases only what keeps the count under it, so the queue
-	// holds what it drains in seconds and a lease runs out only when its
-	// node is gone. Nodes promoting at the same instant may each fill the
-	// room they counted, so with N nodes the bound is up to N times this.
+	// DefaultMaxLeased bounds the attempts handed out and not yet dialed:
+	// each promotion hands out only what keeps the count under it, so the
+	// dialers hold what they drain in seconds and a hand-out ends undialed
+	// only when no dialer could take it.
 	DefaultMaxLeased = 1000
-	// DefaultMaxLeases is how many times an attempt is handed out before it
-	// is failed instead: a dial that fails every time is not retried
-	// forever, and such attempts cannot hold the leased budget. (A queue so
-	// far behind that an attempt waits through 10 leases, 5 minutes, fails
-	// it too: that cluster needs more workers or nodes.)
+	// DefaultMaxLeases is how many times an attempt's try is handed out
+	// before it is failed instead: a dial that fails every time is not
+	// retried forever, and such attempts cannot hold the leased budget.
+	// (Dialers so far behind that an attempt waits through 10 hand-outs,
+	// 5 minutes, fail it too: that cluster needs more nodes.)
 	DefaultMaxLeases = 10
 )
 
@@ -71,13 +65,12 @@ type Config struct {
 type Service struct {
 	store store.Store
 	calls *callctl.Service
-	queue Enqueuer
 	cfg   Config
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-// New returns a Service; SetQueue must be called before Promote.
+// New returns a Service.
 func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
 	cfg.DialLease = cmp.Or(cfg.DialLease, DefaultDialLease)
 	cfg.MaxLeased = cmp.Or(cfg.MaxLeased, DefaultMaxLeased)
@@ -88,9 +81,6 @@ func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *
 	}
 	return &Service{store: st, calls: calls, cfg: cfg, log: log, now: now}
 }
-
-// SetQueue sets where dial jobs go (the queue needs the service to exist first).
-func (s *Service) SetQueue(q Enqueuer) { s.queue = q }
 
 // Request is a validated schedule-call request.
 type Request struct {
@@ -109,7 +99,7 @@ type Request struct {
 	MaxConcurrentCalls int
 }
 
-// Create stores a schedule and its attempts and enqueues their dial jobs.
+// Create stores a schedule and its attempts (the promoter hands them out as they come due).
 func (s *Service) Create(ctx context.Context, req Request) (schedule.Schedule, error) {
 	p, err := s.store.GetPurchase(ctx, req.OrgID, req.PurchaseID)
 	if err != nil {
@@ -168,42 +158,44 @@ func (s *Service) Create(ctx context.Context, req Request) (schedule.Schedule, e
 	return sc, nil
 }
 
-// Promote leases the attempts that have come due (and those whose lease ran
-// out undialed) and enqueues a dial job per lease, keeping at most
-// MaxLeased attempts leased and undialed; it returns how many it enqueued.
-// Promotion runs every fraction of a second (not River's scheduled jobs,
-// whose scheduler wakes every 5 s), so an attempt is dialed well within a
-// second of its due time.
+// Promote hands out the attempts that have come due (and those whose
+// hand-out ended undialed), under every cap, keeping at most MaxLeased
+// handed out and undialed; it returns how many it handed out. It runs on
+// the leader every fraction of a second; the dialers of every node take
+// what it hands out (ClaimDials).
 func (s *Service) Promote(ctx context.Context) (int, error) {
+	as, err := s.promote(ctx)
+	return len(as), err
+}
+
+// promote is Promote, returning the attempts handed out.
+func (s *Service) promote(ctx context.Context) ([]schedule.Attempt, error) {
 	now := s.now()
 	leased, err := s.store.LeasedAttempts(ctx, now)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	room := s.cfg.MaxLeased - leased
 	if room <= 0 {
-		return 0, nil
+		return nil, nil
 	}
 	as, err := s.store.LeaseAttemptsUnder(ctx, now, s.cfg.DialLease, room, s.cfg.Caps)
 	if err != nil || len(as) == 0 {
-		return 0, err
+		return nil, err
 	}
-	js := make([]jobs.DialArgs, 0, len(as))
+	out := as[:0]
 	for _, a := range as {
 		if a.Leases-a.LeaseBase > s.cfg.MaxLeases {
 			s.giveUp(ctx, a)
 			continue
 		}
 		if a.Leases-a.LeaseBase > 1 {
-			s.log.Warn("dialing an attempt again: its lease ran out with no call placed (its node stopped?)",
+			s.log.Warn("handing an attempt out again: its hand-out ended with no call placed (no dialer could take it?)",
 				"attempt_id", a.ID, "org_id", a.OrgID, "lease", a.Leases)
 		}
-		js = append(js, jobs.DialArgs{AttemptID: a.ID, Lease: a.Leases})
+		out = append(out, a)
 	}
-	if err := s.queue.Enqueue(ctx, js); err != nil {
-		return 0, err // the leases run out and the attempts are handed out again
-	}
-	return len(js), nil
+	return out, nil
 }
 
 // giveUp fails an attempt that was handed out MaxLeases times and never dialed.
@@ -220,12 +212,12 @@ func (s *Service) giveUp(ctx context.Context, a schedule.Attempt) {
 	}
 }
 
-// DialAttempt places the call of one attempt if it is still pending. It is
-// the dial job's work, whichever of the attempt's leases the job was
-// enqueued for: the first of its jobs to run dials it, and the claim in
-// CreateCall's transaction makes any other (a stranded job River rescues
-// later, a job of the next lease) find it dialed. A returned error makes
-// the queue retry the job.
+// DialAttempt places the call of one attempt if it is still pending: a
+// Dialer's work. Whichever dialer gets there first dials it, and the claim
+// in CreateCall's transaction makes any other (a dialer thought dead that
+// was only slow, one that took over from it) find it dialed. A returned
+// error leaves the attempt pending: another dial tries it once the
+// dialer's hold ends (while the hand-out lasts, else after the next).
 func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 	a, sc, err := s.store.GetAttempt(ctx, attemptID)
 	if apperr.Is(err, apperr.NotFound) {

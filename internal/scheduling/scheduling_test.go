@@ -15,7 +15,6 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
-	"switchboard/internal/jobs"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
@@ -24,14 +23,13 @@ import (
 )
 
 // testBundle is a scheduling Service on a fresh SQLite store, a provider
-// that records what it is asked to dial, a queue that records jobs, and a
-// clock the test moves.
+// that records what it is asked to dial, and a clock the test moves.
 type testBundle struct {
 	svc      *Service
 	store    store.Store
-	queue    *recordingQueue
 	provider *recordingProvider
 	clock    time.Time
+	handed   []schedule.Attempt // every attempt promote handed out, in order
 	orgID    string
 	purchase phone.Purchase
 }
@@ -48,11 +46,10 @@ func setup(t *testing.T, cfg Config) *testBundle {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	b := &testBundle{store: db, queue: &recordingQueue{}, provider: &recordingProvider{}, clock: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	b := &testBundle{store: db, provider: &recordingProvider{}, clock: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	calls := callctl.New(db, log)
 	calls.AddProvider(b.provider)
 	b.svc = New(db, calls, cfg, log)
-	b.svc.SetQueue(b.queue)
 	b.svc.now = func() time.Time { return b.clock }
 
 	now := b.clock
@@ -94,65 +91,62 @@ func (b *testBundle) schedule(t *testing.T, n int) []string {
 	return cids
 }
 
-// dial runs every recorded job once, as the queue's workers would.
-func (b *testBundle) dial(t *testing.T, js []jobs.DialArgs) {
+// dial dials each attempt once, as a dialer that claimed it would.
+func (b *testBundle) dial(t *testing.T, as []schedule.Attempt) {
 	t.Helper()
-	for _, j := range js {
-		must(t, b.svc.DialAttempt(t.Context(), j.AttemptID))
+	for _, a := range as {
+		must(t, b.svc.DialAttempt(t.Context(), a.ID))
 	}
 }
 
-func (b *testBundle) promote(t *testing.T) []jobs.DialArgs {
+// promote runs one promotion and returns what it handed out.
+func (b *testBundle) promote(t *testing.T) []schedule.Attempt {
 	t.Helper()
-	before := len(b.queue.jobs)
-	n, err := b.svc.Promote(t.Context())
+	got, err := b.svc.promote(t.Context())
 	must(t, err)
-	got := slices.Clone(b.queue.jobs[before:])
-	if n != len(got) {
-		t.Errorf("Promote() = %d; enqueued %d jobs", n, len(got))
-	}
+	b.handed = append(b.handed, got...)
 	return got
 }
 
-// TestLeaseRunsOut: a dial job that never runs (its node died holding it)
-// leaves its attempt pending; once the lease runs out the attempt is handed
-// out again as a new lease, which dials it. The stranded job, run late,
-// finds itself superseded and places nothing: one call per attempt.
+// TestLeaseRunsOut: an attempt handed out and never dialed (every dialer
+// died) stays pending; once its hand-out ends it is handed out again as a
+// new lease, which dials it. A dialer of the first hand-out that was only
+// slow, dialing late, places nothing: one call per attempt.
 func TestLeaseRunsOut(t *testing.T) {
 	b := setup(t, Config{})
 	b.schedule(t, 3)
 	first := b.promote(t)
-	if len(first) != 3 || first[0].Lease != 1 {
-		t.Fatalf("Promote() of 3 due attempts enqueued %+v; want 3 jobs of lease 1", first)
+	if len(first) != 3 || first[0].Leases != 1 {
+		t.Fatalf("Promote() of 3 due attempts handed out %+v; want 3, lease 1", first)
 	}
 	b.clock = b.clock.Add(DefaultDialLease - time.Millisecond)
 	if again := b.promote(t); len(again) != 0 {
-		t.Fatalf("Promote() within the lease enqueued %+v; want nothing", again)
+		t.Fatalf("Promote() within the lease handed out %+v; want nothing", again)
 	}
 	// The node that held the jobs is gone: nothing ran them.
 	b.clock = b.clock.Add(time.Millisecond)
 	second := b.promote(t)
 	if len(second) != 3 {
-		t.Fatalf("Promote() once the lease ran out enqueued %+v; want the 3 attempts again", second)
+		t.Fatalf("Promote() once the lease ran out handed out %+v; want the 3 attempts again", second)
 	}
-	for _, j := range second {
-		if j.Lease != 2 {
-			t.Errorf("Promote() after the lease ran out: job %+v; want lease 2", j)
+	for _, a := range second {
+		if a.Leases != 2 {
+			t.Errorf("Promote() after the lease ran out: attempt %+v; want lease 2", a)
 		}
 	}
 	b.dial(t, second)
-	b.dial(t, first) // the stranded jobs, rescued late
+	b.dial(t, first) // the slow dialer of the first hand-out
 	if got := b.provider.placed(); len(got) != 3 || len(unique(got)) != 3 {
 		t.Errorf("provider placed %v; want 3 distinct calls, one per attempt", got)
 	}
 	if again := b.promote(t); len(again) != 0 {
-		t.Errorf("Promote() after every attempt was dialed enqueued %+v; want nothing", again)
+		t.Errorf("Promote() after every attempt was dialed handed out %+v; want nothing", again)
 	}
 }
 
-// TestEitherLeaseDials: when an attempt has jobs of two leases (its first
-// lease ran out while its job waited), whichever runs first dials it and
-// the other places nothing.
+// TestEitherLeaseDials: when an attempt was handed out twice (its first
+// hand-out ended while a dialer was slow), whichever dial runs first dials
+// it and the other places nothing.
 func TestEitherLeaseDials(t *testing.T) {
 	for _, order := range []string{"older first", "newer first"} {
 		t.Run(order, func(t *testing.T) {
@@ -176,7 +170,7 @@ func TestEitherLeaseDials(t *testing.T) {
 	}
 }
 
-// TestConcurrentDials: jobs dialing one attempt at the same moment (a node
+// TestConcurrentDials: dials of one attempt at the same moment (a node
 // thought dead that was only slow, and the node that took over) pass the
 // pending check together; the claim in CreateCall's transaction lets one
 // call through.
@@ -187,7 +181,7 @@ func TestConcurrentDials(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if err := b.svc.DialAttempt(context.Background(), js[0].AttemptID); err != nil {
+			if err := b.svc.DialAttempt(context.Background(), js[0].ID); err != nil {
 				t.Errorf("DialAttempt: %v", err)
 			}
 		})
@@ -196,7 +190,7 @@ func TestConcurrentDials(t *testing.T) {
 	if got := b.provider.placed(); len(got) != 1 {
 		t.Errorf("8 concurrent DialAttempt of one attempt placed %v; want one call", got)
 	}
-	a, _, err := b.store.GetAttempt(t.Context(), js[0].AttemptID)
+	a, _, err := b.store.GetAttempt(t.Context(), js[0].ID)
 	must(t, err)
 	if a.State != schedule.Dialed || a.CallID == "" {
 		t.Errorf("attempt after concurrent dials: state %s, call %q; want dialed with its call", a.State, a.CallID)
@@ -204,20 +198,19 @@ func TestConcurrentDials(t *testing.T) {
 }
 
 // TestMaxLeased: no more than MaxLeased attempts are leased and undialed at
-// once, so a backlog stays in the database, not in the queue.
+// once, so a backlog stays in the database, not with the dialers.
 func TestMaxLeased(t *testing.T) {
 	b := setup(t, Config{MaxLeased: 4})
 	b.schedule(t, 10)
 	if got := b.promote(t); len(got) != 4 {
-		t.Fatalf("Promote() with MaxLeased 4 and 10 due enqueued %d jobs; want 4", len(got))
+		t.Fatalf("Promote() with MaxLeased 4 and 10 due handed out %d jobs; want 4", len(got))
 	}
 	if got := b.promote(t); len(got) != 0 {
-		t.Fatalf("Promote() again with 4 leased enqueued %d jobs; want 0", len(got))
+		t.Fatalf("Promote() again with 4 leased handed out %d jobs; want 0", len(got))
 	}
-	js := b.queue.jobs
-	b.dial(t, js[:3])
+	b.dial(t, b.handed[:3])
 	if got := b.promote(t); len(got) != 3 {
-		t.Fatalf("Promote() after 3 of 4 dialed enqueued %d jobs; want 3", len(got))
+		t.Fatalf("Promote() after 3 of 4 dialed handed out %d jobs; want 3", len(got))
 	}
 }
 
@@ -228,14 +221,14 @@ func TestGiveUp(t *testing.T) {
 	b.schedule(t, 1)
 	for i := range 2 {
 		if got := b.promote(t); len(got) != 1 {
-			t.Fatalf("Promote() #%d enqueued %+v; want 1 job", i+1, got)
+			t.Fatalf("Promote() #%d handed out %+v; want 1 job", i+1, got)
 		}
 		b.clock = b.clock.Add(DefaultDialLease)
 	}
 	if got := b.promote(t); len(got) != 0 {
-		t.Fatalf("Promote() past MaxLeases enqueued %+v; want nothing", got)
+		t.Fatalf("Promote() past MaxLeases handed out %+v; want nothing", got)
 	}
-	a, _, err := b.store.GetAttempt(t.Context(), b.queue.jobs[0].AttemptID)
+	a, _, err := b.store.GetAttempt(t.Context(), b.handed[0].ID)
 	must(t, err)
 	if a.State != schedule.Failed || !strings.Contains(a.Error, "not dialed after 2 tries") {
 		t.Errorf("attempt after MaxLeases: state %s, error %q; want failed, not dialed after 2 tries", a.State, a.Error)
@@ -246,13 +239,6 @@ func unique(xs []string) []string {
 	ys := slices.Clone(xs)
 	slices.Sort(ys)
 	return slices.Compact(ys)
-}
-
-type recordingQueue struct{ jobs []jobs.DialArgs }
-
-func (q *recordingQueue) Enqueue(_ context.Context, js []jobs.DialArgs) error {
-	q.jobs = append(q.jobs, js...)
-	return nil
 }
 
 // recordingProvider accepts every call and records its destination.

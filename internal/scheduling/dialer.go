@@ -1,0 +1,168 @@
+package scheduling
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"switchboard/internal/id"
+	"switchboard/internal/store"
+)
+
+// Defaults of Dialer.
+const (
+	// DefaultDialers is how many dials a node runs at once.
+	DefaultDialers = 50
+	// DefaultDialEvery is how often a dialer looks for handed-out attempts
+	// (a promotion on the same node wakes it at once: Nudge).
+	DefaultDialEvery = 100 * time.Millisecond
+	// DefaultDialHold is how long a dialer holds an attempt it claimed
+	// before another may take it: longer than a dial takes to reach its
+	// claim (a few reads, then CreateCall), shorter than the hand-out
+	// (DefaultDialLease), so that the attempts of a dialer that died are
+	// dialed by the others within it.
+	DefaultDialHold = 10 * time.Second
+	// DefaultDialTimeout bounds one dial (the provider's Place included).
+	DefaultDialTimeout = time.Minute
+)
+
+// Dialer is a node's share of the dialing: it claims the attempts the
+// promoter handed out (store.ClaimDials, the one lease claimer) and dials
+// each (Dial: Service.DialAttempt), at most Workers at once. It owns its
+// loop and every dial's goroutine: Stop ends them.
+type Dialer struct {
+	Store store.Store
+	// Dial places the call of one attempt.
+	Dial    func(ctx context.Context, attemptID string) error
+	Workers int
+	Every   time.Duration
+	Hold    time.Duration
+	Timeout time.Duration
+	// Refuse, when it reports true, makes the dialer claim nothing (a
+	// draining node): the others take what is handed out.
+	Refuse func() bool
+	Log    *slog.Logger
+	now    func() time.Time
+
+	nudge   chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+	// cancel cancels the dials' context (StopAndCancel).
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// Start begins claiming and dialing; it returns at once.
+func (d *Dialer) Start() {
+	d.Workers = cmp.Or(d.Workers, DefaultDialers)
+	d.Every = cmp.Or(d.Every, DefaultDialEvery)
+	d.Hold = cmp.Or(d.Hold, DefaultDialHold)
+	d.Timeout = cmp.Or(d.Timeout, DefaultDialTimeout)
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.now == nil {
+		d.now = id.Now
+	}
+	d.nudge, d.stop, d.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	work, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	go d.run(work)
+}
+
+// Nudge makes the dialer look for handed-out attempts now (the promoter
+// on this node just handed some out); it never blocks.
+func (d *Dialer) Nudge() {
+	if d.nudge == nil {
+		return
+	}
+	select {
+	case d.nudge <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Dialer) run(work context.Context) {
+	var dials sync.WaitGroup
+	defer close(d.stopped)
+	defer d.cancel()
+	defer dials.Wait()
+	slots := make(chan struct{}, d.Workers)
+	tick := time.NewTicker(d.Every)
+	defer tick.Stop()
+	var lastErr time.Time
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-tick.C:
+		case <-d.nudge:
+		}
+		free := d.Workers - len(slots)
+		if free <= 0 || (d.Refuse != nil && d.Refuse()) {
+			continue
+		}
+		as, err := d.Store.ClaimDials(work, d.now(), d.Hold, free)
+		if err != nil {
+			if work.Err() == nil && time.Since(lastErr) > 10*time.Second {
+				d.Log.Warn("claiming handed-out attempts failed", "err", err)
+				lastErr = time.Now()
+			}
+			continue
+		}
+		for _, a := range as {
+			slots <- struct{}{} // never blocks: free slots were counted
+			dials.Go(func() {
+				defer func() { <-slots }()
+				ctx, cancel := context.WithTimeout(work, d.Timeout)
+				defer cancel()
+				if err := d.Dial(ctx, a.ID); err != nil && work.Err() == nil {
+					d.Log.Warn("dialing a scheduled attempt failed; another dial tries it once the hold ends",
+						"attempt_id", a.ID, "org_id", a.OrgID, "hold", d.Hold.String(), "err", err)
+				}
+			})
+		}
+		if len(as) == free {
+			d.Nudge() // there may be more: look again at once
+		}
+	}
+}
+
+// Stop stops claiming and waits for the dials under way, up to ctx's
+// deadline.
+func (d *Dialer) Stop(ctx context.Context) error {
+	if d.stop == nil {
+		return nil
+	}
+	d.once.Do(func() { close(d.stop) })
+	select {
+	case <-d.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("dialer: stop: dials under way did not finish in time: %w", ctx.Err())
+	}
+}
+
+// StopAndCancel cancels the dials still under way and waits for them to
+// return, up to ctx's deadline: for after a Stop that ran out of time, so
+// that no dial outlives the database.
+func (d *Dialer) StopAndCancel(ctx context.Context) error {
+	if d.stop == nil {
+		return nil
+	}
+	d.once.Do(func() { close(d.stop) })
+	d.cancel()
+	select {
+	case <-d.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("dialer: stop: canceled dials did not return in time: %w", ctx.Err())
+	}
+}
+
+// Stopped is closed once the started dialer has stopped and every dial
+// returned, whenever that is.
+func (d *Dialer) Stopped() <-chan struct{} { return d.stopped }
