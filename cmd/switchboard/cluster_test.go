@@ -379,8 +379,9 @@ func TestClusterCampaignKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { probe.Close() })
-	// A short dial lease: a dial job the killed node held is handed out
-	// again 5 s later (30 s by default).
+	// A short dial lease: an attempt the killed node's dialer held is
+	// dialed by another node once its hold ends (a third of the lease,
+	// under 2 s; 10 s by default).
 	args := []string{"--node-lease", testLease.String(), "--node-heartbeat", testHeartbeat.String(), "--dial-lease", "5s",
 		"--sandbox-talk-time", "3s"}
 	var mu sync.Mutex

@@ -48,13 +48,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestKillRecovery: a node killed with SIGKILL while it holds the dial jobs
-// of due scheduled attempts (River marks them running; the attempts are
-// undialed) loses none of them and doubles none. Restarted, the node dials
+// TestKillRecovery: a node killed with SIGKILL while its dialer holds due
+// scheduled attempts (claimed, undialed) loses none of them and doubles
+// none. Restarted, the node dials
 // every one within 60 s of its restart; with a second node running beside
 // it on PostgreSQL, the survivor dials them within 60 s of the kill, with
-// no restart. (Before attempts carried their own dial lease, they waited
-// for River's rescuer: an hour.) The figures for larger runs are
+// no restart, once the dead dialer's hold ends. (Before attempts carried
+// their own dial lease, they waited for River's rescuer: an hour.) The figures for larger runs are
 // `make bench-recovery`'s, in docs/benchmarks.md.
 func TestKillRecovery(t *testing.T) {
 	if testing.Short() {
@@ -98,7 +98,7 @@ func TestKillRecovery(t *testing.T) {
 					t.Fatalf("RunRecovery(%s): %v", tc.name, err)
 				}
 				if res.Stranded != r.Attempts {
-					t.Errorf("RunRecovery(%s): %d dial jobs were running on the killed node; want all %d (the scenario did not strand them)", tc.name, res.Stranded, r.Attempts)
+					t.Errorf("RunRecovery(%s): the killed node's dialer held %d attempts; want all %d (the scenario did not strand them)", tc.name, res.Stranded, r.Attempts)
 				}
 				if res.Lost != 0 || res.Doubled != 0 {
 					t.Errorf("RunRecovery(%s): %d attempts lost, %d doubled; want 0 and 0", tc.name, res.Lost, res.Doubled)

@@ -1,4 +1,4 @@
-// Package app wires Switchboard together: database, job queue, telephony
+// Package app wires Switchboard together: database, cluster, dialer, telephony
 // providers, services and the HTTP server. Main is what `switchboard serve`
 // runs and what end-to-end tests start on a :0 port.
 package app
@@ -37,7 +37,6 @@ import (
 	"switchboard/internal/gateway"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/id"
-	"switchboard/internal/jobs"
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/anthropic"
 	"switchboard/internal/llm/openai"
@@ -104,9 +103,10 @@ type Config struct {
 	// progress, and a conversation may outlive its maximum duration, before
 	// housekeeping ends it as lost (its owner died).
 	LostCallGrace time.Duration
-	// JobPoll is how often the job queue looks for due work.
+	// JobPoll is how often a node's dialer looks for attempts the promoter
+	// handed out (default 100 ms; a promotion on the same node wakes it).
 	JobPoll time.Duration
-	// PromoteEvery is how often due scheduled attempts are handed to the queue.
+	// PromoteEvery is how often the leader hands out due scheduled attempts.
 	PromoteEvery time.Duration
 	// Scheduling tunes dial leases (zero: scheduling's defaults).
 	Scheduling scheduling.Config
@@ -194,7 +194,7 @@ type Main struct {
 	log     *slog.Logger
 	out     io.Writer
 	db      *Database
-	queue   *jobs.Queue
+	dialer  *scheduling.Dialer
 	sandbox *sandbox.Network
 	sip     *sip.Provider // nil when SIP is off
 	twilio  *twilio.Provider
@@ -237,7 +237,8 @@ func (m *Main) sandboxConfig(cfg Config) sandbox.Config {
 }
 
 // Start opens and migrates the database, bootstraps the first organization,
-// starts the job queue and begins serving. out receives the one-time key banner.
+// joins the cluster, starts the dialer and begins serving. out receives the
+// one-time key banner.
 func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Main, error) {
 	m := &Main{cfg: cfg, log: log, out: out}
 	workerCtx, stopWorkers := context.WithCancel(context.Background())
@@ -378,20 +379,31 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			Log: log.With("component", "webhooks"), Every: cfg.WebhookEvery}).Run(ctx)
 	})
 
-	handlers := &jobs.Handlers{
-		DialAttempt: withFailpoint(sched.DialAttempt),
-		Every: func(ctx context.Context) error {
-			return m.housekeeping(ctx, calls, sched)
-		},
-	}
-	m.queue, err = db.Queue(handlers, jobs.Config{Poll: cfg.JobPoll, HousekeepingEvery: cfg.HousekeepingEvery, Logger: log.With("component", "jobs")})
-	if err != nil {
-		return nil, err
-	}
-	sched.SetQueue(m.queue)
-	if err := m.queue.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, fmt.Errorf("start job queue: %w", err)
-	}
+	// Every node dials what the leader's promoter hands out (a draining
+	// node takes nothing: the others do).
+	// A dialer holds what it claimed for a third of the hand-out, so the
+	// attempts of one that died are dialed by the others within it.
+	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempt), Every: cfg.JobPoll,
+		Hold: cmpOrDur(cfg.Scheduling.DialLease, scheduling.DefaultDialLease) / 3, Refuse: m.node.Draining, Log: log.With("component", "dialer")}
+	m.dialer.Start()
+	m.startWorker(workerCtx, func(ctx context.Context) {
+		// Housekeeping, on the leader: lost calls, purges.
+		tick := time.NewTicker(cmpOrDur(cfg.HousekeepingEvery, 10*time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if !m.node.Leader() {
+				continue
+			}
+			if err := m.housekeeping(ctx, calls, sched); err != nil && ctx.Err() == nil {
+				log.Warn("housekeeping failed", "err", err)
+			}
+		}
+	})
 	m.startWorker(workerCtx, func(ctx context.Context) {
 		every := cfg.PromoteEvery
 		if every <= 0 {
@@ -408,8 +420,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			if !m.node.Leader() {
 				continue // the promoter runs on one node: the leader
 			}
-			if _, err := sched.Promote(ctx); err != nil && ctx.Err() == nil {
+			n, err := sched.Promote(ctx)
+			if err != nil && ctx.Err() == nil {
 				log.Warn("promoting due attempts failed", "err", err)
+			}
+			if n > 0 {
+				m.dialer.Nudge()
 			}
 		}
 	})
@@ -548,14 +564,14 @@ func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *
 // deadline, so one that overruns (a web client that never answers the
 // close handshake) cannot take the next one's time; a stage that finishes
 // early leaves what it did not use to the next. Every stage so gets at
-// least its share: the gateway and the HTTP drain two tenths each, running
-// jobs three, then one more once they are canceled, and the background
+// least its share: the gateway and the HTTP drain two tenths each, dials
+// under way three, then one more once they are canceled, and the background
 // loops, phone conversations and providers the last two.
 const (
 	stopGatewayBy = 2  // live web calls end system-shutdown; close handshakes
 	stopHTTPBy    = 4  // in-flight requests finish
-	stopQueueBy   = 7  // running jobs finish
-	cancelQueueBy = 8  // jobs still running are canceled and return
+	stopDialsBy   = 7  // dials under way finish
+	cancelDialsBy = 8  // dials still under way are canceled and return
 	stopCallsBy   = 10 // loops stop; conversations and provider calls end
 )
 
@@ -563,7 +579,7 @@ const (
 // ShutdownTimeout (stopGatewayBy…): end live web calls and close their
 // sockets (clients that do not answer the close handshake in time are cut,
 // which is logged, not an error), stop taking requests and let running ones
-// finish, let running jobs finish (those that do not are canceled), stop
+// finish, let dials under way finish (those that do not are canceled), stop
 // the background loops, end live phone calls and conversations, then flush
 // and close the database. It returns what did not stop cleanly within its
 // share, naming it. Work that overran its share still runs when Close
@@ -598,15 +614,15 @@ func (m *Main) Close(ctx context.Context) error {
 	} else if m.ln != nil {
 		m.ln.Close()
 	}
-	if m.queue != nil {
-		sctx, cancel := stage(stopQueueBy)
-		err := m.queue.Stop(sctx)
+	if m.dialer != nil {
+		sctx, cancel := stage(stopDialsBy)
+		err := m.dialer.Stop(sctx)
 		cancel()
-		if err != nil { // the share ran out with jobs running
-			sctx, cancel := stage(cancelQueueBy)
-			if cerr := m.queue.StopAndCancel(sctx); cerr != nil {
+		if err != nil { // the share ran out with dials under way
+			sctx, cancel := stage(cancelDialsBy)
+			if cerr := m.dialer.StopAndCancel(sctx); cerr != nil {
 				err = fmt.Errorf("%w; %w", err, cerr)
-				running = append(running, m.queue.Stopped())
+				running = append(running, m.dialer.Stopped())
 			} else {
 				err = fmt.Errorf("%w; they were canceled", err)
 			}
@@ -622,7 +638,7 @@ func (m *Main) Close(ctx context.Context) error {
 		running = append(running, m.gateway.Stopped())
 	}
 	running = append(running, done)
-	// Work still ending (a cut web session recording its call's end, jobs
+	// Work still ending (a cut web session recording its call's end, dials
 	// that were canceled) gets what is left of the whole budget.
 	last := time.NewTimer(time.Until(began.Add(total)))
 	defer last.Stop()

@@ -7,13 +7,12 @@ import (
 
 	"switchboard/internal/cluster"
 	"switchboard/internal/cluster/pgbus"
-	"switchboard/internal/jobs"
 	"switchboard/internal/store"
 	"switchboard/internal/store/postgres"
 	"switchboard/internal/store/sqlite"
 )
 
-// Database is an open store of either kind, with what the job queue needs.
+// Database is an open store of either kind, with what the cluster bus needs.
 type Database struct {
 	store.Store
 	// Kind is "sqlite" or "postgres".
@@ -42,18 +41,18 @@ func OpenDatabase(ctx context.Context, url string) (*Database, error) {
 	return nil, fmt.Errorf("--db %q: want sqlite:PATH or postgres://…", url)
 }
 
-// Migrate brings the schema and the job queue's tables up to date.
+// Migrate brings the schema up to date.
 func (d *Database) Migrate(ctx context.Context) error {
+	var err error
 	if d.pg != nil {
-		if err := d.pg.Migrate(ctx); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		return jobs.MigratePostgres(ctx, d.pg.Pool)
+		err = d.pg.Migrate(ctx)
+	} else {
+		err = d.lite.Migrate(ctx)
 	}
-	if err := d.lite.Migrate(ctx); err != nil {
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	return jobs.MigrateSQLite(ctx, d.lite.Writer)
+	return nil
 }
 
 // bus is the cluster's command bus over this database: PostgreSQL's
@@ -63,14 +62,6 @@ func (d *Database) bus() cluster.Bus {
 		return pgbus.New(d.pg.Pool)
 	}
 	return nil
-}
-
-// Queue makes the job queue over this database.
-func (d *Database) Queue(h *jobs.Handlers, cfg jobs.Config) (*jobs.Queue, error) {
-	if d.pg != nil {
-		return jobs.NewPostgres(d.pg.Pool, h, cfg)
-	}
-	return jobs.NewSQLite(d.lite.Writer, h, cfg)
 }
 
 // OpenMigrated opens and migrates; the CLI's commands all start here.

@@ -5,7 +5,7 @@ package app
 import "context"
 
 // withFailpoint returns dial unchanged; binaries built with -tags failpoints
-// can hold dial jobs for the crash-recovery tests (failpoint_on.go).
+// can hold their dials for the crash-recovery tests (failpoint_on.go).
 func withFailpoint(dial func(ctx context.Context, attemptID string) error) func(ctx context.Context, attemptID string) error {
 	return dial
 }

@@ -8,10 +8,10 @@ import (
 )
 
 // FailpointHoldDials is the environment variable that, in a binary built
-// with -tags failpoints (tests only, never a release), makes every dial job
-// this process runs wait until its context ends before doing anything: the
-// job is running in River's eyes while its attempt is still pending, which
-// is what a process killed mid-dial leaves behind. The crash-recovery test
+// with -tags failpoints (tests only, never a release), makes every dial
+// this process's dialer claims wait until its context ends before doing
+// anything: the attempt is held by this node's dialer while still pending,
+// which is what a process killed mid-dial leaves behind. The crash-recovery test
 // (cmd/switchboard/recovery_test.go) starts a node so, kills it with
 // SIGKILL, and checks that the attempts are still dialed, once each.
 const FailpointHoldDials = "SWITCHBOARD_FAILPOINT_HOLD_DIALS"

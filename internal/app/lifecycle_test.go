@@ -14,7 +14,9 @@ import (
 
 	"switchboard/internal/call"
 	"switchboard/internal/id"
-	"switchboard/internal/jobs"
+	"switchboard/internal/schedule"
+	"switchboard/internal/scheduling"
+	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
 )
 
@@ -195,12 +197,12 @@ func TestCallAnsweredDuringClose(t *testing.T) {
 	}
 }
 
-// TestCloseOverrunningJob: a job still running when the queue's share of
-// Close runs out is canceled; one that returns then lets Close close the
+// TestCloseOverrunningDial: a dial still under way when the dialer's share
+// of Close runs out is canceled; one that returns then lets Close close the
 // database as usual, while one that ignores the cancellation keeps the
 // database open until it returns, whenever that is. Either way Close
-// names the job queue, and the job's last write succeeds.
-func TestCloseOverrunningJob(t *testing.T) {
+// names the dialer, and the dial's last write succeeds.
+func TestCloseOverrunningDial(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		ignoreCancel bool
@@ -216,8 +218,8 @@ func TestCloseOverrunningJob(t *testing.T) {
 				}
 				running, release, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 				var once sync.Once
-				h := &jobs.Handlers{
-					DialAttempt: func(ctx context.Context, _ string) error {
+				d := &scheduling.Dialer{Store: &oneDial{Store: db}, Every: 50 * time.Millisecond,
+					Dial: func(ctx context.Context, _ string) error {
 						close(running)
 						if tc.ignoreCancel {
 							<-release
@@ -227,15 +229,9 @@ func TestCloseOverrunningJob(t *testing.T) {
 						// Its last write: the database must still be open.
 						wrote <- db.PurgeIdempotency(context.WithoutCancel(ctx), time.Now())
 						return nil
-					},
-					Every: func(context.Context) error { return nil },
-				}
-				q, err := db.Queue(h, jobs.Config{Poll: 50 * time.Millisecond, HousekeepingEvery: time.Hour, Logger: discardLogger()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				// A Main with only its database and job queue.
-				m := &Main{cfg: Config{ShutdownTimeout: time.Second}, log: discardLogger(), db: db, queue: q}
+					}}
+				// A Main with only its database and dialer.
+				m := &Main{cfg: Config{ShutdownTimeout: time.Second}, log: discardLogger(), db: db, dialer: d}
 				closed := false
 				t.Cleanup(func() { // when the test failed half-way
 					once.Do(func() { close(release) })
@@ -243,31 +239,26 @@ func TestCloseOverrunningJob(t *testing.T) {
 						_ = m.Close(context.Background())
 					}
 				})
-				if err := q.Start(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				if err := q.Enqueue(t.Context(), []jobs.DialArgs{{AttemptID: id.New("att")}}); err != nil {
-					t.Fatal(err)
-				}
+				d.Start()
 				select {
 				case <-running:
 				case <-time.After(10 * time.Second):
-					t.Fatal("the job did not start within 10 s")
+					t.Fatal("the dial did not start within 10 s")
 				}
 
 				err = m.Close(context.Background())
 				closed = true
-				if err == nil || !strings.Contains(err.Error(), "jobs") {
-					t.Errorf("Close with a job that overran its share = %v, want an error naming the jobs", err)
+				if err == nil || !strings.Contains(err.Error(), "dialer") {
+					t.Errorf("Close with a dial that overran its share = %v, want an error naming the dialer", err)
 				}
 				once.Do(func() { close(release) })
 				select {
 				case err := <-wrote:
 					if err != nil {
-						t.Errorf("the overrunning job's last write = %v, want nil (the database still open)", err)
+						t.Errorf("the overrunning dial's last write = %v, want nil (the database still open)", err)
 					}
 				case <-time.After(10 * time.Second):
-					t.Fatal("the overrunning job did not return within 10 s of Close")
+					t.Fatal("the overrunning dial did not return within 10 s of Close")
 				}
 				waitClosed(t, db)
 			})
@@ -333,4 +324,16 @@ func waitClosed(t *testing.T, db *Database) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// oneDial is a store whose dialer's claim finds one attempt, once.
+type oneDial struct {
+	store.Store
+	once sync.Once
+}
+
+func (o *oneDial) ClaimDials(context.Context, time.Time, time.Duration, int) ([]schedule.Attempt, error) {
+	var out []schedule.Attempt
+	o.once.Do(func() { out = []schedule.Attempt{{ID: id.New("att"), State: schedule.Pending}} })
+	return out, nil
 }

@@ -9,11 +9,11 @@ import (
 )
 
 // FailpointHoldDials is app.FailpointHoldDials: set in a node built with
-// -tags failpoints, its dial jobs hang as running until it is killed.
+// -tags failpoints, the dials its dialer claims hang until it is killed.
 const FailpointHoldDials = "SWITCHBOARD_FAILPOINT_HOLD_DIALS"
 
 // Recovery is one crash-recovery run: a node takes a schedule's due
-// attempts into running dial jobs and is killed with SIGKILL before any is
+// attempts into its dialer and is killed with SIGKILL before any is
 // dialed; then either the same node restarts after RestartAfter, or (with
 // Survivor) a second node that was running beside it carries on alone.
 type Recovery struct {
@@ -32,8 +32,8 @@ type Recovery struct {
 // RecoveryResult is what a run left in the database.
 type RecoveryResult struct {
 	Attempts int
-	// Stranded is how many dial jobs were running on the killed node,
-	// their attempts undialed, when it died.
+	// Stranded is how many attempts the killed node's dialer held,
+	// undialed, when it died.
 	Stranded int
 	// Dialed attempts (each has its call), Lost (never dialed), Doubled
 	// (attempts with more than one call).
@@ -77,12 +77,13 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 	}
 	logf("scheduled %d calls due in 2 s (schedule %s)", r.Attempts, scheduleID)
 
-	// Wait until node a holds every dial job it will take (River hands a
-	// node at most its 50 workers' worth), none dialed.
+	// Wait until node a's dialer holds every attempt it will take (at
+	// most its 50 workers' worth), none dialed.
 	want := int64(min(r.Attempts, 50))
 	var running int64
 	for deadline := time.Now().Add(time.Minute); ; {
-		running, err = probe.Int(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'dial_attempt' AND state = 'running'`)
+		running, err = probe.Int(ctx, `SELECT COUNT(*) FROM attempts WHERE schedule_id = ? AND state = 'pending' AND dial_until > ?`,
+			scheduleID, time.Now().UnixMilli())
 		if err != nil {
 			return res, err
 		}
@@ -90,7 +91,7 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return res, fmt.Errorf("nodetest: node a runs %d dial jobs after a minute; want %d", running, want)
+			return res, fmt.Errorf("nodetest: node a's dialer holds %d attempts after a minute; want %d", running, want)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -113,7 +114,7 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 	a.Kill()
 	nodes = nodes[1:]
 	t0 := time.Now()
-	logf("killed node a holding %d running dial jobs", running)
+	logf("killed node a holding %d attempts in its dialer", running)
 	if !r.Survivor {
 		time.Sleep(r.RestartAfter)
 		t0 = time.Now()

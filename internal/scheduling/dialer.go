@@ -21,10 +21,10 @@ const (
 	DefaultDialEvery = 100 * time.Millisecond
 	// DefaultDialHold is how long a dialer holds an attempt it claimed
 	// before another may take it: longer than a dial takes to reach its
-	// claim (a few reads, then CreateCall), shorter than the hand-out
+	// claim (a few reads, then CreateCall), a third of the hand-out
 	// (DefaultDialLease), so that the attempts of a dialer that died are
 	// dialed by the others within it.
-	DefaultDialHold = 10 * time.Second
+	DefaultDialHold = DefaultDialLease / 3
 	// DefaultDialTimeout bounds one dial (the provider's Place included).
 	DefaultDialTimeout = time.Minute
 )

@@ -1,5 +1,5 @@
 // Command benchrecovery measures crash recovery of scheduled calls: a node
-// holding the dial jobs of due attempts is killed with SIGKILL, then
+// whose dialer holds due attempts is killed with SIGKILL, then
 // restarted after a pause (SQLite, PostgreSQL), or left dead beside a
 // second node that carries on (PostgreSQL). It reports how long after the
 // restart (or the kill) the last stranded attempt was dialed, and how many
@@ -114,10 +114,10 @@ func run(attempts int, restart time.Duration, runs int, pg, outPath string) erro
 	section := fmt.Sprintf(`## bench-recovery
 
 Crash recovery of scheduled calls (issue 8). Each run schedules %d calls due
-at once on a node built with `+"`-tags failpoints`"+` whose dial jobs hang once
-River has marked them running (what a process killed mid-dial leaves), kills
-it with SIGKILL while it holds them (River gives a node at most its 50
-workers' jobs; the rest wait in the queue), then either restarts it after
+at once on a node built with `+"`-tags failpoints`"+` whose dials hang once its
+dialer has claimed them (what a process killed mid-dial leaves), kills it
+with SIGKILL while it holds them (a dialer claims at most its 50 workers'
+worth; the rest stay handed out for any dialer), then either restarts it after
 %v or, on PostgreSQL, lets a second node that was already running carry on.
 "Recovered" is the time from the restart (or the kill) to the last attempt
 dialed, read from the attempts' own timestamps. Goal: every attempt dialed
@@ -132,16 +132,15 @@ make bench-recovery    # go run ./internal/bench/cmd/benchrecovery -postgres "$(
 
 Machine: %s, %s.
 
-| scenario | runs × calls | jobs stranded on the killed node, each run | recovered, each run | worst | lost | doubled |
+| scenario | runs × calls | attempts stranded in the killed node's dialer, each run | recovered, each run | worst | lost | doubled |
 |---|---|---|---|---|---|---|
 %s
 
-The time is the dial lease (30 s, scheduling.DefaultDialLease) from the
-moment the dead node leased the attempts, less the pause before the restart:
-the restarted or surviving node hands each stranded attempt out again once
-its lease runs out. Attempts whose jobs were still waiting in the queue (not
-yet running on the dead node) are dialed as soon as a live node's workers
-reach them. The test `+"`TestKillRecovery`"+` (cmd/switchboard) runs the same
+The time is the dead dialer's hold (10 s, a third of the 30 s hand-out,
+scheduling.DefaultDialHold) from the moment it claimed the attempts, less
+the pause before the restart: the restarted or surviving node's dialer
+claims each stranded attempt once the hold ends. Attempts it had not
+claimed are dialed as soon as a live node's dialer has room. The test `+"`TestKillRecovery`"+` (cmd/switchboard) runs the same
 three scenarios with 20 calls and a 2 s pause.
 `, attempts, restart, bench.CPUModel(), time.Now().UTC().Format("2006-01-02"), strings.Join(rows, "\n"))
 	return bench.WriteSection(outPath, "## bench-recovery", section)
