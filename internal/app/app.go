@@ -350,28 +350,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, fmt.Errorf("join the cluster: %w", err)
 	}
 	m.startWorker(workerCtx, m.node.Run)
-	m.startWorker(workerCtx, func(ctx context.Context) {
-		// The leader's sweeps: the calls of dead nodes (node-lost) and
-		// the web calls nobody joined.
-		tick := time.NewTicker(cmpOrDur(cfg.SweepEvery, time.Second))
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if !m.node.Leader() {
-				continue
-			}
-			if n, err := calls.EndOrphaned(ctx, time.Now()); err != nil && ctx.Err() == nil {
-				log.Warn("ending the calls of dead nodes failed", "err", err)
-			} else if n > 0 {
-				log.Warn("ended the live calls of dead nodes (node-lost)", "count", n)
-			}
-			if _, err := calls.EndUnjoined(ctx, cmpOrDur(cfg.JoinTimeout, 60*time.Second)); err != nil && ctx.Err() == nil {
-				log.Warn("ending unjoined web calls failed", "err", err)
-			}
+	// The leader's sweeps: the calls of dead nodes (node-lost) and the web
+	// calls nobody joined.
+	m.onLeader(workerCtx, cmpOrDur(cfg.SweepEvery, time.Second), func(ctx context.Context) {
+		if n, err := calls.EndOrphaned(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			log.Warn("ending the calls of dead nodes failed", "err", err)
+		} else if n > 0 {
+			log.Warn("ended the live calls of dead nodes (node-lost)", "count", n)
+		}
+		if _, err := calls.EndUnjoined(ctx, cmpOrDur(cfg.JoinTimeout, 60*time.Second)); err != nil && ctx.Err() == nil {
+			log.Warn("ending unjoined web calls failed", "err", err)
 		}
 	})
 	m.startWorker(workerCtx, func(ctx context.Context) {
@@ -386,47 +374,21 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempt), Every: cfg.JobPoll,
 		Hold: cmpOrDur(cfg.Scheduling.DialLease, scheduling.DefaultDialLease) / 3, Refuse: m.node.Draining, Log: log.With("component", "dialer")}
 	m.dialer.Start()
-	m.startWorker(workerCtx, func(ctx context.Context) {
-		// Housekeeping, on the leader: lost calls, purges.
-		tick := time.NewTicker(cmpOrDur(cfg.HousekeepingEvery, 10*time.Second))
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if !m.node.Leader() {
-				continue
-			}
-			if err := m.housekeeping(ctx, calls, sched); err != nil && ctx.Err() == nil {
-				log.Warn("housekeeping failed", "err", err)
-			}
+	// Housekeeping, on the leader: lost calls, purges.
+	m.onLeader(workerCtx, cmpOrDur(cfg.HousekeepingEvery, 10*time.Second), func(ctx context.Context) {
+		if err := m.housekeeping(ctx, calls, sched); err != nil && ctx.Err() == nil {
+			log.Warn("housekeeping failed", "err", err)
 		}
 	})
-	m.startWorker(workerCtx, func(ctx context.Context) {
-		every := cfg.PromoteEvery
-		if every <= 0 {
-			every = 200 * time.Millisecond
+	// The promoter runs on one node, the leader: one promoter is what
+	// keeps the caps exact.
+	m.onLeader(workerCtx, cmpOrDur(cfg.PromoteEvery, 200*time.Millisecond), func(ctx context.Context) {
+		n, err := sched.Promote(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("promoting due attempts failed", "err", err)
 		}
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if !m.node.Leader() {
-				continue // the promoter runs on one node: the leader
-			}
-			n, err := sched.Promote(ctx)
-			if err != nil && ctx.Err() == nil {
-				log.Warn("promoting due attempts failed", "err", err)
-			}
-			if n > 0 {
-				m.dialer.Nudge()
-			}
+		if n > 0 {
+			m.dialer.Nudge()
 		}
 	})
 
@@ -510,6 +472,25 @@ func cmpOrDur(d, def time.Duration) time.Duration {
 // the workers' context, which Close cancels (stopWorkers).
 func (m *Main) startWorker(ctx context.Context, fn func(ctx context.Context)) {
 	m.workers.Go(func() { fn(ctx) })
+}
+
+// onLeader runs fn every interval while this node leads the cluster (a
+// worker Close waits for, like startWorker's).
+func (m *Main) onLeader(ctx context.Context, every time.Duration, fn func(ctx context.Context)) {
+	m.startWorker(ctx, func(ctx context.Context) {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if m.node.Leader() {
+				fn(ctx)
+			}
+		}
+	})
 }
 
 // Addr is the address the server listens on (useful with :0).

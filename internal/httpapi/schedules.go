@@ -145,15 +145,8 @@ func (s *Server) getSchedule(ctx context.Context, r *request) (response, error) 
 }
 
 func (s *Server) cancelSchedule(ctx context.Context, r *request) (response, error) {
-	if len(r.body) > 0 {
-		o, err := parseObject(r.body)
-		if err != nil {
-			return response{}, err
-		}
-		o.Done()
-		if err := o.Errs.Err(); err != nil {
-			return response{}, err
-		}
+	if err := emptyBody(r); err != nil {
+		return response{}, err
 	}
 	sid, err := pathID(r, "id", id.Schedule, "schedule")
 	if err != nil {
@@ -234,15 +227,8 @@ func (s *Server) resumeSchedule(ctx context.Context, r *request) (response, erro
 }
 
 func (s *Server) setSchedulePaused(ctx context.Context, r *request, paused bool) (response, error) {
-	if len(r.body) > 0 {
-		o, err := parseObject(r.body)
-		if err != nil {
-			return response{}, err
-		}
-		o.Done()
-		if err := o.Errs.Err(); err != nil {
-			return response{}, err
-		}
+	if err := emptyBody(r); err != nil {
+		return response{}, err
 	}
 	sid, err := pathID(r, "id", id.Schedule, "schedule")
 	if err != nil {
@@ -326,4 +312,18 @@ func (s *Server) updateOrganization(ctx context.Context, r *request) (response, 
 		return response{}, err
 	}
 	return ok(http.StatusOK, "organization updated", v), nil
+}
+
+// emptyBody checks the optional body of an action (cancel, pause, resume,
+// rotate): none, or an empty JSON object; any member is an unknown field.
+func emptyBody(r *request) error {
+	if len(r.body) == 0 {
+		return nil
+	}
+	o, err := parseObject(r.body)
+	if err != nil {
+		return err
+	}
+	o.Done()
+	return o.Errs.Err()
 }

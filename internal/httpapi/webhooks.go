@@ -70,15 +70,8 @@ func (s *Server) deleteWebhook(ctx context.Context, r *request) (response, error
 // rotateWebhookSecret issues a new secret; the previous one keeps signing
 // alongside it until the next rotation, so receivers can switch over.
 func (s *Server) rotateWebhookSecret(ctx context.Context, r *request) (response, error) {
-	if len(r.body) > 0 {
-		o, err := parseObject(r.body)
-		if err != nil {
-			return response{}, err
-		}
-		o.Done()
-		if err := o.Errs.Err(); err != nil {
-			return response{}, err
-		}
+	if err := emptyBody(r); err != nil {
+		return response{}, err
 	}
 	wid, err := pathID(r, "id", id.Webhook, "webhook")
 	if err != nil {

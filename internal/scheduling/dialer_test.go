@@ -50,9 +50,9 @@ func TestDialers(t *testing.T) {
 	}
 	b.startDialer(t, 3, nil)
 	b.startDialer(t, 2, nil)
-	got := b.waitPlaced(t, 40)
+	b.waitPlaced(t, 40)
 	time.Sleep(50 * time.Millisecond) // any extra dial would show now
-	got = b.provider.placed()
+	got := b.provider.placed()
 	if len(got) != 40 || len(unique(got)) != 40 {
 		t.Fatalf("two dialers placed %d calls (%d distinct); want the 40 handed out, each once", len(got), len(unique(got)))
 	}
