@@ -172,7 +172,7 @@ type Campaign struct {
 }
 
 // NewCampaign buys a sandbox number, gives it an outbound assistant and
-// adds n contacts (+12125551000…).
+// adds n contacts (+12125551000…, 9,000 per exchange: +12125561000… next).
 func NewCampaign(ctx context.Context, base, key string, n int) (Campaign, error) {
 	var asst struct{ Data struct{ ID string } }
 	if err := Do(ctx, base, key, "POST", "/v1/assistants", map[string]any{"name": "Reminder", "firstMessage": "Hello, this is a reminder."}, &asst); err != nil {
@@ -198,7 +198,7 @@ func NewCampaign(ctx context.Context, base, key string, n int) (Campaign, error)
 	for start := 0; start < n; start += 100 {
 		var batch []map[string]any
 		for i := start; i < min(start+100, n); i++ {
-			batch = append(batch, map[string]any{"name": fmt.Sprintf("Contact %d", i), "phoneNumber": fmt.Sprintf("+1212555%04d", 1000+i)})
+			batch = append(batch, map[string]any{"name": fmt.Sprintf("Contact %d", i), "phoneNumber": fmt.Sprintf("+1212%03d%04d", 555+i/9000, 1000+i%9000)})
 		}
 		var added struct {
 			Data struct{ Created []string }
