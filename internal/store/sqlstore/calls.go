@@ -294,7 +294,12 @@ func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string
 
 // StaleCalls lists live calls not updated since before.
 func (s *Store) StaleCalls(ctx context.Context, before time.Time, limit int) ([]call.Call, error) {
-	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+	return s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+}
+
+// queryCalls reads the calls a query of callCols selects, on the readers.
+func (s *Store) queryCalls(ctx context.Context, query string, args ...any) ([]call.Call, error) {
+	rows, err := s.query(ctx, s.r, query, args...)
 	if err != nil {
 		return nil, err
 	}

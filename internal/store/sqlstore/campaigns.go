@@ -265,16 +265,12 @@ func (s *Store) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease tim
 				a.Leases, a.LeasedUntil = a.Leases+1, fromMS(ms(now.Add(lease)))
 				leased = append(leased, a)
 			}
-			const batch = 500
-			for start := 0; start < len(leased); start += batch {
-				chunk := leased[start:min(start+batch, len(leased))]
-				args := []any{ms(now.Add(lease))}
-				for _, a := range chunk {
-					args = append(args, a.ID)
-				}
-				if _, err := s.exec(ctx, tx, `UPDATE attempts SET leased_until = ?, leases = leases + 1 WHERE id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
-					return err
-				}
+			ids := make([]string, len(leased))
+			for i, a := range leased {
+				ids[i] = a.ID
+			}
+			if err := handOut.lease(ctx, s, tx, now, lease, ids); err != nil {
+				return err
 			}
 			out = append(out, leased...)
 			if len(cands) < want {
@@ -448,3 +444,6 @@ func (s *Store) SetOrgCaps(ctx context.Context, orgID string, caps schedule.Caps
 	res, err := s.exec(ctx, s.w, `UPDATE orgs SET max_concurrent_calls = ?, max_concurrent_calls_per_number = ? WHERE id = ?`, caps.PerOrg, caps.PerNumber, orgID)
 	return affected(res, err, "organization")
 }
+
+// handOut is the promoter's lease on attempts (LeaseAttemptsUnder).
+var handOut = claim{Table: "attempts", Key: "id", Lease: "leased_until", Count: "leases"}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 )
 
@@ -14,7 +15,9 @@ import (
 // lease runs out. On PostgreSQL the read takes the rows with FOR UPDATE
 // SKIP LOCKED (a concurrent claimer skips them instead of waiting); SQLite
 // has one writer. Analyses (ClaimAnalyses), webhook messages (ClaimOutbox)
-// and scheduled attempts (LeaseAttempts) are claimed through it.
+// and a dialer's attempts (ClaimDials) are claimed through it; the
+// promoter (LeaseAttemptsUnder) picks its rows under the caps itself and
+// leases them with its write (claim.lease).
 type claim struct {
 	// Table and Alias name the claimed table in Select's FROM.
 	Table, Alias string
@@ -49,20 +52,25 @@ func (c claim) run(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, lea
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	return keys, c.lease(ctx, s, tx, now, lease, keys)
+}
+
+// lease leases the rows of keys until now+lease (and raises Count), in
+// batches: the claim's write, also used by a claimer that chose its rows
+// itself (LeaseAttemptsUnder, which keeps the caps).
+func (c claim) lease(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, lease time.Duration, keys []string) error {
 	set := c.Lease + " = ?"
 	if c.Count != "" {
 		set += ", " + c.Count + " = " + c.Count + " + 1"
 	}
-	const batch = 500
-	for start := 0; start < len(keys); start += batch {
-		chunk := keys[start:min(start+batch, len(keys))]
+	for chunk := range slices.Chunk(keys, 500) {
 		args := []any{ms(now.Add(lease))}
 		for _, k := range chunk {
 			args = append(args, k)
 		}
 		if _, err := s.exec(ctx, tx, `UPDATE `+c.Table+` SET `+set+` WHERE `+c.Key+` IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return keys, nil
+	return nil
 }

@@ -43,9 +43,7 @@ func (s *Store) lockNumbers(ctx context.Context, tx *sql.Tx, orgID string, numbe
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	const batch = 100 // one SELECT locks up to batch keys, left to right
-	for start := 0; start < len(keys); start += batch {
-		chunk := keys[start:min(start+batch, len(keys))]
+	for chunk := range slices.Chunk(keys, 100) { // one SELECT locks up to 100 keys, left to right
 		exprs := make([]string, len(chunk))
 		args := make([]any, 0, 2*len(chunk))
 		for i, k := range chunk {
@@ -97,9 +95,7 @@ func (s *Store) AddDNC(ctx context.Context, orgID string, entries []phone.DNCEnt
 // liveCallsTo fills out.LiveCalls: the outbound calls to the added numbers
 // that are not ended, as tx sees them under the numbers' locks.
 func (s *Store) liveCallsTo(ctx context.Context, tx *sql.Tx, orgID string, out store.DNCAdded) error {
-	const batch = 500
-	for start := 0; start < len(out.Added); start += batch {
-		chunk := out.Added[start:min(start+batch, len(out.Added))]
+	for chunk := range slices.Chunk(out.Added, 500) {
 		args := []any{orgID}
 		for _, e := range chunk {
 			args = append(args, e.Number)

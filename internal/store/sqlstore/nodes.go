@@ -68,15 +68,12 @@ func (s *Store) ClaimLease(ctx context.Context, name, holder string, now time.Ti
 	var l store.Lease
 	var until int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, `INSERT INTO leases (name, holder, lease_until, term) VALUES (?, ?, ?, 1)
+		_, err := s.exec(ctx, tx, `INSERT INTO leases (name, holder, lease_until, term) VALUES (?, ?, ?, 1)
 			ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until,
 				term = CASE WHEN leases.holder = excluded.holder THEN leases.term ELSE leases.term + 1 END
 			WHERE leases.holder = excluded.holder OR leases.lease_until <= ?`,
 			name, holder, ms(now.Add(ttl)), ms(now))
 		if err != nil {
-			return err
-		}
-		if _, err := res.RowsAffected(); err != nil {
 			return err
 		}
 		return s.row(ctx, tx, `SELECT name, holder, lease_until, term FROM leases WHERE name = ?`, name).Scan(&l.Name, &l.Holder, &until, &l.Term)
@@ -96,19 +93,6 @@ func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
 
 // OrphanedCalls lists live calls whose node has no running lease.
 func (s *Store) OrphanedCalls(ctx context.Context, now time.Time, limit int) ([]call.Call, error) {
-	rows, err := s.query(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND node_id <> ''
+	return s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND node_id <> ''
 		AND node_id NOT IN (SELECT id FROM nodes WHERE lease_until > ?) ORDER BY created_at LIMIT ?`, ms(now), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []call.Call
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
 }

@@ -39,7 +39,7 @@ func (s *Store) AddRateSpend(ctx context.Context, spent map[string]int64, at tim
 			}
 			q.WriteString(` ON CONFLICT (key_id) DO UPDATE SET spent = rate_limits.spent + excluded.spent,
 				updated_at = CASE WHEN excluded.updated_at > rate_limits.updated_at THEN excluded.updated_at ELSE rate_limits.updated_at END`)
-			if _, err := tx.ExecContext(ctx, s.q(q.String()), args...); err != nil {
+			if _, err := s.exec(ctx, tx, q.String(), args...); err != nil {
 				return err
 			}
 		}

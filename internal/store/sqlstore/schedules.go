@@ -242,8 +242,9 @@ func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) 
 func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error) {
 	// Every node asks every tenth of a second, mostly to hear "nothing":
 	// a read on the reader pool answers that without a write transaction.
+	const dialable = `a.state = 'pending' AND a.leased_until > ? AND a.dial_until <= ?`
 	var one int
-	err := s.row(ctx, s.r, `SELECT 1 FROM attempts WHERE state = 'pending' AND leased_until > ? AND dial_until <= ? LIMIT 1`, ms(now), ms(now)).Scan(&one)
+	err := s.row(ctx, s.r, `SELECT 1 FROM attempts a WHERE `+dialable+` LIMIT 1`, ms(now), ms(now)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -252,7 +253,7 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 	}
 	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
 		Select: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until FROM attempts a
-			WHERE a.state = 'pending' AND a.leased_until > ? AND a.dial_until <= ? ORDER BY a.due_at, a.id LIMIT ?`}
+			WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`}
 	var out []schedule.Attempt
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
