@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/audio/vad"
+	"switchboard/internal/phone"
 )
 
 // Assistant is one organization's assistant. The JSON form is the API's and
@@ -254,7 +254,7 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 		f.Add("optOutPhrases", "must hold at most %d phrases", MaxOptOutPhrases)
 	}
 	for i, ph := range a.OptOutPhrases {
-		if !hasWord(ph) || len(ph) > 200 {
+		if phone.NormalizePhrase(ph) == "" || len(ph) > 200 {
 			f.Add("optOutPhrases["+itoa(i)+"]", "must be a phrase with at least one letter or digit, of at most 200 bytes")
 		}
 	}
@@ -359,12 +359,6 @@ func checkProvider(f *apperr.Fields, field, name string, configured []string) {
 	if !slices.Contains(configured, name) {
 		f.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(configured, ", "))
 	}
-}
-
-// hasWord reports whether s holds a letter or a digit (a phrase that
-// normalizes to something).
-func hasWord(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 func itoa(i int) string {

@@ -220,6 +220,9 @@ func Run(ctx context.Context, cfg Config, in <-chan Input, out Output) string {
 	if r.cfg.Log == nil {
 		r.cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if dnc, ok := r.cfg.Turns.(OptOuts); ok && r.cfg.Call.Type == call.Phone {
+		r.dnc, r.optOuts = dnc, phone.NewOptOuts(r.cfg.Assistant.OptOutPhrases)
+	}
 	return r.run(ctx, in)
 }
 
@@ -246,6 +249,10 @@ type runner struct {
 	keys string
 	// optedOut: the caller said an opt-out phrase; the number is listed once.
 	optedOut bool
+	// dnc and optOuts are set on a phone call whose store keeps the
+	// do-not-call list: the assistant's opt-out phrases, normalized once.
+	dnc     OptOuts
+	optOuts phone.OptOuts
 }
 
 func (r *runner) run(ctx context.Context, in <-chan Input) string {
@@ -668,11 +675,7 @@ func (r *runner) nextTurnID() string {
 // not this call.
 func (r *runner) optOut(ctx context.Context, said string) {
 	c := r.cfg.Call
-	if r.optedOut || c.Type != call.Phone || !phone.SaysOptOut(said, r.cfg.Assistant.OptOutPhrases) {
-		return
-	}
-	dnc, ok := r.cfg.Turns.(OptOuts)
-	if !ok {
+	if r.optedOut || r.dnc == nil || !r.optOuts.Said(said) {
 		return
 	}
 	r.optedOut = true
@@ -687,7 +690,7 @@ func (r *runner) optOut(ctx context.Context, said string) {
 	}
 	e := phone.DNCEntry{Number: number, Reason: "the caller asked not to be called: " + truncate(said, 200), Source: phone.DNCSourceOptOut,
 		CallID: c.ID, CreatedAt: r.cfg.Now().UTC()}
-	if _, err := dnc.AddDNC(context.WithoutCancel(ctx), c.OrgID, []phone.DNCEntry{e}); err != nil {
+	if _, err := r.dnc.AddDNC(context.WithoutCancel(ctx), c.OrgID, []phone.DNCEntry{e}); err != nil {
 		r.cfg.Log.Error("adding an opted-out caller to the do-not-call list failed", "call_id", c.ID, "org_id", c.OrgID, "err", err)
 		return
 	}

@@ -138,10 +138,31 @@ func NormalizePhrase(s string) string {
 
 // SaysOptOut reports whether a caller's turn says one of phrases (each
 // matched as whole words, after NormalizePhrase of both).
-func SaysOptOut(turn string, phrases []string) bool {
-	t := " " + NormalizePhrase(turn) + " "
+func SaysOptOut(turn string, phrases []string) bool { return NewOptOuts(phrases).Said(turn) }
+
+// OptOuts are opt-out phrases normalized once, for matching every caller
+// turn of a call.
+type OptOuts []string
+
+// NewOptOuts normalizes phrases (NormalizePhrase), dropping blank ones.
+func NewOptOuts(phrases []string) OptOuts {
+	out := make(OptOuts, 0, len(phrases))
 	for _, p := range phrases {
-		if p = NormalizePhrase(p); p != "" && strings.Contains(t, " "+p+" ") {
+		if p = NormalizePhrase(p); p != "" {
+			out = append(out, " "+p+" ")
+		}
+	}
+	return out
+}
+
+// Said reports whether turn says one of the phrases, as whole words.
+func (o OptOuts) Said(turn string) bool {
+	if len(o) == 0 {
+		return false
+	}
+	t := " " + NormalizePhrase(turn) + " "
+	for _, p := range o {
+		if strings.Contains(t, p) {
 			return true
 		}
 	}
