@@ -369,10 +369,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 
 	// Every node dials what the leader's promoter hands out (a draining
 	// node takes nothing: the others do).
-	// A dialer holds what it claimed for a third of the hand-out, so the
-	// attempts of one that died are dialed by the others within it.
 	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempt), Every: cfg.JobPoll,
-		Hold: cmpOrDur(cfg.Scheduling.DialLease, scheduling.DefaultDialLease) / 3, Refuse: m.node.Draining, Log: log.With("component", "dialer")}
+		Hold: sched.DialHold(), Refuse: m.node.Draining, Log: log.With("component", "dialer")}
 	m.dialer.Start()
 	// Housekeeping, on the leader: lost calls, purges.
 	m.onLeader(workerCtx, cmpOrDur(cfg.HousekeepingEvery, 10*time.Second), func(ctx context.Context) {

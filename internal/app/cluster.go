@@ -9,9 +9,6 @@ import (
 	"switchboard/internal/cluster"
 )
 
-// NodeID is this server's id in the cluster (node_…).
-func (m *Main) NodeID() string { return m.node.ID() }
-
 // Drain is the first stage of a graceful shutdown (SIGTERM): the node is
 // marked draining (its row too) and gives up the leader lease, /readyz
 // answers 503, new websocket connections get 503 with Retry-After and new

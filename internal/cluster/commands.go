@@ -20,7 +20,8 @@ type Local interface {
 	End(ctx context.Context, orgID, callID string) (ended bool, err error)
 	Say(ctx context.Context, orgID, callID, text string, interrupt bool) error
 	Transfer(ctx context.Context, orgID, callID, destination string) error
-	// Ended stops a call that ended elsewhere; it must not block.
+	// Ended stops a call that ended elsewhere; it must not block. Only
+	// c.ID is set for a call another node reports ended.
 	Ended(c call.Call)
 }
 
@@ -128,13 +129,10 @@ func (n *Node) ownerLost(ctx context.Context, node, callID string) error {
 }
 
 // ask sends command m to node and waits, within CommandTimeout, for its
-// reply. A dead owner is answered at once from its lapsed lease; an owner
+// reply (the caller has checked the owner is alive: ownerLost). An owner
 // that does not answer in time, or a bus that fails, is Unavailable,
 // naming the cause.
 func (n *Node) ask(ctx context.Context, node string, m message) (message, error) {
-	if err := n.ownerLost(ctx, node, m.CallID); err != nil {
-		return message{}, err
-	}
 	m.ID, m.From = id.Random(16), n.id
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -203,6 +201,9 @@ func (n *Node) Say(ctx context.Context, orgID, callID, text string, interrupt bo
 	if !remote {
 		return n.local.Say(ctx, orgID, callID, text, interrupt)
 	}
+	if err := n.ownerLost(ctx, node, callID); err != nil {
+		return err
+	}
 	_, err = n.ask(ctx, node, message{Op: "say", OrgID: orgID, CallID: callID, Text: text, Interrupt: interrupt})
 	return err
 }
@@ -215,6 +216,9 @@ func (n *Node) Transfer(ctx context.Context, orgID, callID, destination string) 
 	}
 	if !remote {
 		return n.local.Transfer(ctx, orgID, callID, destination)
+	}
+	if err := n.ownerLost(ctx, node, callID); err != nil {
+		return err
 	}
 	_, err = n.ask(ctx, node, message{Op: "transfer", OrgID: orgID, CallID: callID, Dest: destination})
 	return err
@@ -341,9 +345,9 @@ func (n *Node) dispatch(ctx context.Context, m message) {
 		case "transfer":
 			r = message{Err: toWire(n.local.Transfer(hctx, m.OrgID, m.CallID, m.Dest))}
 		case "ended":
-			if c, err := n.cfg.Store.GetCallAnyOrg(hctx, m.CallID); err == nil {
-				n.local.Ended(c)
-			}
+			// The runtime stops the call by its id and reads the
+			// recorded end itself: no need to read the call here.
+			n.local.Ended(call.Call{ID: m.CallID})
 			return // a notice: no reply
 		default:
 			r = message{Err: toWire(apperr.Invalidf("op", "unknown command %q", m.Op))}

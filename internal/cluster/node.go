@@ -117,10 +117,6 @@ func New(cfg Config) *Node {
 // ID is this node's id (node_…), recorded on the calls whose line it holds.
 func (n *Node) ID() string { return n.id }
 
-// Lease is the node lease: how long after its last heartbeat a node
-// counts as dead.
-func (n *Node) Lease() time.Duration { return n.cfg.Lease }
-
 // Join registers the node (its lease running from now), subscribes to its
 // commands when there is a bus, and makes a first claim of the leader
 // lease, so that a lone node leads as soon as it serves.

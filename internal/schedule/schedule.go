@@ -4,6 +4,7 @@
 package schedule
 
 import (
+	"sync"
 	"time"
 
 	"switchboard/internal/call"
@@ -123,14 +124,32 @@ func (a Attempt) AllTries() []Try {
 // timezone when it has a valid one, else the schedule's, else UTC.
 func Zone(contactTZ, scheduleTZ string) *time.Location {
 	for _, tz := range []string{contactTZ, scheduleTZ} {
-		if tz == "" {
-			continue
-		}
-		if loc, err := time.LoadLocation(tz); err == nil {
+		if loc := loadZone(tz); loc != nil {
 			return loc
 		}
 	}
 	return time.UTC
+}
+
+// zones caches the zones loaded: time.LoadLocation reads and parses the
+// zone's file each time, and Zone runs for every attempt the promoter
+// looks at and every scheduled call's end. Only valid IANA names are
+// kept, so the cache is bounded by the zone database.
+var zones sync.Map // name → *time.Location
+
+func loadZone(tz string) *time.Location {
+	if tz == "" {
+		return nil
+	}
+	if loc, ok := zones.Load(tz); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil
+	}
+	zones.Store(tz, loc)
+	return loc
 }
 
 // ParseDate accepts only DateLayout.

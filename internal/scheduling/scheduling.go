@@ -70,6 +70,11 @@ type Service struct {
 	now   func() time.Time
 }
 
+// DialHold is how long a dialer holds an attempt it claimed: a third of
+// the hand-out (DialLease), so that the attempts of a dialer that died are
+// dialed by the others within it.
+func (s *Service) DialHold() time.Duration { return s.cfg.DialLease / 3 }
+
 // New returns a Service.
 func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
 	cfg.DialLease = cmp.Or(cfg.DialLease, DefaultDialLease)
