@@ -34,31 +34,7 @@ const (
 // bound; SIGTERM drains a node (/readyz 503, new connections 503 with
 // Retry-After, its live call goes on and ends as its client says).
 func TestCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts three real server processes")
-	}
-	base := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set: several nodes need PostgreSQL")
-	}
-	t.Parallel()
-	bin := buildFailpoints(t)
-	dbURL, drop, err := nodetest.CreatePostgres(t.Context(), base, "sbcluster_")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	logDir := t.TempDir()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(nodetest.Logs(logDir, 4000))
-		}
-	})
-	probe, err := nodetest.OpenProbe(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { probe.Close() })
+	bin, dbURL, logDir, probe := clusterSetup(t, "sbcluster_", "starts three real server processes")
 	timing := []string{"--node-lease", testLease.String(), "--node-heartbeat", testHeartbeat.String()}
 	start := func(name string, first bool, extra ...string) *nodetest.Node {
 		n, err := nodetest.Start(t.Context(), nodetest.Options{Name: name, Bin: bin, DB: dbURL, LogDir: logDir, FirstStart: first,
@@ -354,31 +330,7 @@ func eventTypes(evs []protocol.ServerEvent) string {
 // middle of the dialing and restarted, ten times: every attempt is dialed,
 // none twice, and the calls the killed nodes held end node-lost.
 func TestClusterCampaignKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills real server processes")
-	}
-	base := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set: several nodes need PostgreSQL")
-	}
-	t.Parallel()
-	bin := buildFailpoints(t)
-	dbURL, drop, err := nodetest.CreatePostgres(t.Context(), base, "sbcampaign_")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	logDir := t.TempDir()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(nodetest.Logs(logDir, 3000))
-		}
-	})
-	probe, err := nodetest.OpenProbe(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { probe.Close() })
+	bin, dbURL, logDir, probe := clusterSetup(t, "sbcampaign_", "starts and kills real server processes")
 	// A short dial lease: an attempt the killed node's dialer held is
 	// dialed by another node once its hold ends (a third of the lease,
 	// under 2 s; 10 s by default).
@@ -467,4 +419,39 @@ func TestClusterCampaignKill(t *testing.T) {
 	if live != 0 {
 		t.Errorf("%d calls of the killed nodes are still live %v after the last kill; want 0 (node-lost)", live, bound+time.Second)
 	}
+}
+
+// clusterSetup is what a several-node test needs, on PostgreSQL only: the
+// server built once, a fresh database (dropped after the test), a log
+// directory whose logs are printed when the test fails, and a probe of the
+// database. It skips the test in -short runs (why says what it starts) and
+// without SWITCHBOARD_TEST_POSTGRES, and makes it parallel.
+func clusterSetup(t *testing.T, prefix, why string) (bin, dbURL, logDir string, probe *nodetest.Probe) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	base := os.Getenv("SWITCHBOARD_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("SWITCHBOARD_TEST_POSTGRES is not set: several nodes need PostgreSQL")
+	}
+	t.Parallel()
+	bin = buildFailpoints(t)
+	dbURL, drop, err := nodetest.CreatePostgres(t.Context(), base, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	logDir = t.TempDir()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(nodetest.Logs(logDir, 4000))
+		}
+	})
+	probe, err = nodetest.OpenProbe(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { probe.Close() })
+	return bin, dbURL, logDir, probe
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"switchboard/internal/store/sqlstore"
 )
 
 // Burst is a schedule made for a multi-node run: N contacts on one
@@ -80,8 +78,7 @@ func (p *Probe) Dialing(ctx context.Context, c Burst) (Dialing, error) {
 		return d, err
 	}
 	d.Pending = int(pending)
-	doubled, err := p.Int(ctx, `SELECT COUNT(*) FROM (SELECT c.attempt_id FROM calls c JOIN attempts a ON a.id = c.attempt_id
-		WHERE a.schedule_id = ? GROUP BY c.attempt_id HAVING COUNT(*) > 1) d`, c.ScheduleID)
+	doubled, err := p.Doubled(ctx, c.ScheduleID)
 	if err != nil {
 		return d, err
 	}
@@ -121,9 +118,8 @@ func (d Dialing) String() string {
 		Quantile(d.Lateness, 0.5), Quantile(d.Lateness, 0.99), Quantile(d.Lateness, 1))
 }
 
-func (p *Probe) rebind(q string) string {
-	if p.dollar {
-		return sqlstore.Rebind(q)
-	}
-	return q
+// Doubled counts the schedule's attempts that have more than one call.
+func (p *Probe) Doubled(ctx context.Context, scheduleID string) (int64, error) {
+	return p.Int(ctx, `SELECT COUNT(*) FROM (SELECT c.attempt_id FROM calls c JOIN attempts a ON a.id = c.attempt_id
+		WHERE a.schedule_id = ? GROUP BY c.attempt_id HAVING COUNT(*) > 1) d`, scheduleID)
 }

@@ -328,22 +328,24 @@ func OpenProbe(dbURL string) (*Probe, error) {
 // Close closes the probe's connections.
 func (p *Probe) Close() error { return p.db.Close() }
 
+// rebind writes q's ? placeholders as the probe's database wants them.
+func (p *Probe) rebind(q string) string {
+	if p.dollar {
+		return sqlstore.Rebind(q)
+	}
+	return q
+}
+
 // Int runs a query with one integer result; ? placeholders.
 func (p *Probe) Int(ctx context.Context, q string, args ...any) (int64, error) {
-	if p.dollar {
-		q = sqlstore.Rebind(q)
-	}
 	var v sql.NullInt64
-	err := p.db.QueryRowContext(ctx, q, args...).Scan(&v)
+	err := p.db.QueryRowContext(ctx, p.rebind(q), args...).Scan(&v)
 	return v.Int64, err
 }
 
 // Scan runs a query of one row into dest; ? placeholders.
 func (p *Probe) Scan(ctx context.Context, q string, args []any, dest ...any) error {
-	if p.dollar {
-		q = sqlstore.Rebind(q)
-	}
-	return p.db.QueryRowContext(ctx, q, args...).Scan(dest...)
+	return p.db.QueryRowContext(ctx, p.rebind(q), args...).Scan(dest...)
 }
 
 // CreatePostgres creates an empty database named prefix, the Unix time and

@@ -145,8 +145,7 @@ func RunRecovery(ctx context.Context, r Recovery) (RecoveryResult, error) {
 	if last > 0 {
 		res.Recovery = time.UnixMilli(last).Sub(t0)
 	}
-	doubled, err := probe.Int(ctx, `SELECT COUNT(*) FROM (SELECT c.attempt_id FROM calls c JOIN attempts a ON a.id = c.attempt_id
-		WHERE a.schedule_id = ? GROUP BY c.attempt_id HAVING COUNT(*) > 1) d`, scheduleID)
+	doubled, err := probe.Doubled(ctx, scheduleID)
 	if err != nil {
 		return res, err
 	}
@@ -239,7 +238,6 @@ func (p *Probe) Dials(ctx context.Context, scheduleID string) (dialed, lost, dou
 	if lost, err = p.Int(ctx, `SELECT COUNT(*) FROM attempts a WHERE a.schedule_id = ? AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.attempt_id = a.id)`, scheduleID); err != nil {
 		return
 	}
-	doubled, err = p.Int(ctx, `SELECT COUNT(*) FROM (SELECT c.attempt_id FROM calls c JOIN attempts a ON a.id = c.attempt_id
-		WHERE a.schedule_id = ? GROUP BY c.attempt_id HAVING COUNT(*) > 1) d`, scheduleID)
+	doubled, err = p.Doubled(ctx, scheduleID)
 	return
 }
