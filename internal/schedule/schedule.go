@@ -211,7 +211,7 @@ func (c *Counters) Add(state AttemptState, leased, callEnded bool, outcome strin
 		c.Canceled += n
 	case state == Failed:
 		c.Failed += n
-	case state == "suppressed":
+	case state == Suppressed:
 		c.Suppressed += n
 	}
 }
