@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -762,7 +763,8 @@ func (m *Main) MetricsURL() string {
 }
 
 // serveMetrics serves GET /metrics where the configuration says: on a
-// listener of its own (MetricsAddr; the public port does not serve it),
+// listener of its own (MetricsAddr; the public port does not serve it,
+// and the listener also serves the Go profiler under /debug/pprof/),
 // else on the public mux when a token guards it, else nowhere. The token,
 // when set, is required wherever /metrics is served; wrong tokens spend
 // the client's refusal budget like bad API keys.
@@ -779,6 +781,20 @@ func (m *Main) serveMetrics(ctx, workerCtx context.Context, public *http.ServeMu
 		m.metricsLn = ln
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", h)
+		// The Go profiler, on this listener only (never the public port),
+		// behind the same token: CPU, heap, goroutines and mutex waits of
+		// a running node, for `go tool pprof`.
+		prof := http.NewServeMux()
+		prof.HandleFunc("/debug/pprof/", pprof.Index)
+		prof.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		prof.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		prof.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		prof.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		var ph http.Handler = prof
+		if m.cfg.MetricsToken != "" {
+			ph = bearer(m.cfg.MetricsToken, prof, refusals, m.cfg.TrustedProxies)
+		}
+		mux.Handle("GET /debug/pprof/", ph)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
 			ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)}
 		m.startWorker(workerCtx, func(ctx context.Context) {

@@ -279,6 +279,12 @@ func TestMetricsNotPublic(t *testing.T) {
 		if !strings.Contains(b.metrics(), `switchboard_http_requests_total{method="GET",route="/v1/calls",status="200"} 1`) {
 			t.Errorf("metrics listener lacks the request count")
 		}
+		if st, body := get(t, b.m.MetricsURL()+"/debug/pprof/goroutine?debug=1", ""); st != 200 || !strings.Contains(body, "goroutine profile") {
+			t.Errorf("metrics listener GET /debug/pprof/goroutine = %d %.200s, want the profile", st, body)
+		}
+		if st, _ := get(t, b.m.URL()+"/debug/pprof/goroutine?debug=1", ""); st == 200 {
+			t.Errorf("the public port serves the profiler")
+		}
 	})
 	t.Run("neither", func(t *testing.T) {
 		cfg := testConfig("sqlite:" + t.TempDir() + "/m.db")
@@ -310,6 +316,12 @@ func TestMetricsNotPublic(t *testing.T) {
 		}
 		if st, _ := get(t, b.m.MetricsURL()+"/metrics", token); st != 200 {
 			t.Errorf("metrics listener with the token = %d, want 200", st)
+		}
+		if st, _ := get(t, b.m.MetricsURL()+"/debug/pprof/goroutine?debug=1", ""); st != 401 {
+			t.Errorf("profiler without the token = %d, want 401", st)
+		}
+		if st, _ := get(t, b.m.MetricsURL()+"/debug/pprof/goroutine?debug=1", token); st != 200 {
+			t.Errorf("profiler with the token = %d, want 200", st)
 		}
 		if st, _ := get(t, b.m.URL()+"/metrics", token); st != 404 {
 			t.Errorf("public port with the token = %d, want 404 (metrics have their own listener)", st)
