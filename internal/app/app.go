@@ -351,8 +351,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, fmt.Errorf("join the cluster: %w", err)
 	}
 	m.startWorker(workerCtx, m.node.Run)
-	// The leader's sweeps: the calls of dead nodes (node-lost) and the web
-	// calls nobody joined.
+	// The leader's sweeps: the calls of dead nodes (node-lost), the web
+	// calls nobody joined, and the schedules whose attempts are all final
+	// (schedule.completed).
 	m.onLeader(workerCtx, cmpOrDur(cfg.SweepEvery, time.Second), func(ctx context.Context) {
 		if n, err := calls.EndOrphaned(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			log.Warn("ending the calls of dead nodes failed", "err", err)
@@ -361,6 +362,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		}
 		if _, err := calls.EndUnjoined(ctx, cmpOrDur(cfg.JoinTimeout, 60*time.Second)); err != nil && ctx.Err() == nil {
 			log.Warn("ending unjoined web calls failed", "err", err)
+		}
+		if _, err := sched.Complete(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("marking finished schedules completed failed", "err", err)
 		}
 	})
 	m.startWorker(workerCtx, func(ctx context.Context) {

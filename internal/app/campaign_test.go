@@ -265,6 +265,12 @@ func TestScheduleRetriesPerOutcome(t *testing.T) {
 				t.Errorf("schedule.attempt.retrying body %s lacks %s", r.body, part)
 			}
 		}
+		r = rec.wait(t, "schedule.completed", time.Second)
+		for _, part := range []string{`"scheduleId":"` + sched + `"`, `"at":"`, `"progress":{"pending":0,"dialing":0,"completed":{`, `"busy":1`, `"voicemail":1`} {
+			if !strings.Contains(string(r.body), part) {
+				t.Errorf("schedule.completed body %s lacks %s", r.body, part)
+			}
+		}
 	})
 }
 

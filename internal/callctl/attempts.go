@@ -22,8 +22,9 @@ const (
 	// /v1/phone/schedules/{id}/pause and /resume changed the schedule.
 	EventSchedulePaused  = "schedule.paused"
 	EventScheduleResumed = "schedule.resumed"
-	// EventScheduleCompleted: the end of a call left no attempt of its
-	// schedule pending or live (queued with that call's end, once).
+	// EventScheduleCompleted: no attempt of the schedule is left pending
+	// or with a live call (queued once, by the leader's sweep:
+	// scheduling.Service.Complete).
 	EventScheduleCompleted = "schedule.completed"
 )
 
@@ -69,7 +70,7 @@ func (s *Service) attemptEnd(ctx context.Context, c call.Call) (store.AttemptEnd
 		b = view.NewCallAt(c, s.publicURL).AppendJSON(b)
 		return store.Event{ID: id.New("evt"), Type: typ, At: c.UpdatedAt, Data: append(b, '}'), CallID: c.ID}
 	}
-	end := store.AttemptEnd{Done: event(EventScheduleCompleted)}
+	var end store.AttemptEnd
 	if a.State != schedule.Dialed || a.CallID != c.ID {
 		return end, nil // not the attempt's current try
 	}

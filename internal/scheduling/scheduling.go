@@ -13,6 +13,7 @@ package scheduling
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -263,6 +264,45 @@ func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
 		return fail(err.Error())
 	}
 	return err
+}
+
+// Complete marks the schedules whose attempts have all become final (none
+// pending, none with a live call: ended, failed, canceled or suppressed)
+// completed, and queues schedule.completed for each, once, with its
+// progress; it returns how many it marked. It runs in the leader's sweep:
+// one place decides completion, so the end of a scheduled call never waits
+// for the ends of its schedule's other calls to decide it.
+func (s *Service) Complete(ctx context.Context) (int, error) {
+	done, err := s.store.DoneSchedules(ctx, 100)
+	if err != nil {
+		return 0, err
+	}
+	marked := 0
+	for _, sc := range done {
+		// Final attempts stay final (no call of them is live to retry
+		// one), so the progress read here is the one marked.
+		_, as, err := s.store.GetSchedule(ctx, sc.OrgID, sc.ID)
+		if err != nil {
+			return marked, err
+		}
+		now := s.now().UTC()
+		progress, err := json.Marshal(schedule.Count(as, now))
+		if err != nil {
+			return marked, err
+		}
+		data := view.AppendString([]byte(`{"scheduleId":`), sc.ID)
+		data = append(data, `,"at":`...)
+		data = view.Time(now).AppendJSON(data)
+		data = append(append(append(data, `,"progress":`...), progress...), '}')
+		ok, err := s.store.CompleteSchedule(ctx, sc.OrgID, sc.ID, now, store.Event{ID: id.New("evt"), Type: callctl.EventScheduleCompleted, At: now, Data: data})
+		if err != nil {
+			return marked, err
+		}
+		if ok {
+			marked++
+		}
+	}
+	return marked, nil
 }
 
 // Cancel cancels a schedule's pending attempts.

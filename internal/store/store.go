@@ -62,9 +62,6 @@ type AttemptEnd struct {
 	RequestedAt time.Time
 	DueAt       time.Time
 	Retrying    Event
-	// Done, when its Type is set and there is no retry, is queued if no
-	// attempt of the schedule is left pending or with a live call.
-	Done Event
 }
 
 // DNCAdded is what AddDNC did.
@@ -250,7 +247,8 @@ type Store interface {
 	// live: it is then marked canceled all the same, so that the call's
 	// end does not retry its attempt (EndAttemptCall).
 	CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error)
-	// GetAttempt reads an attempt and its schedule, for the dialer.
+	// GetAttempt reads an attempt and its schedule's settings (without
+	// its Dates and ContactIDs), for the dialer and a call's end.
 	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)
 	// FailAttempt moves a pending attempt to failed with a reason.
 	FailAttempt(ctx context.Context, id, reason string, at time.Time) error
@@ -293,6 +291,15 @@ type Store interface {
 	// the same transaction, when the call has just ended, it does end to
 	// the attempt (a retry) and queues end's events.
 	EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end AttemptEnd, events ...Event) error
+	// DoneSchedules lists up to limit schedules, oldest first, not marked
+	// completed whose attempts are all final: none pending, none with a
+	// live call. Only their settings are read (as GetAttempt's).
+	DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error)
+	// CompleteSchedule marks one of the organization's schedules
+	// completed at `at` and queues ev in the same transaction, if its
+	// attempts are still all final and it was not marked yet; it reports
+	// whether it marked it. A schedule is marked once.
+	CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev Event) (bool, error)
 	// SetSchedulePaused pauses (paused) or resumes one of the
 	// organization's schedules and reports whether that changed it; ev is
 	// queued in the same transaction when it did. A paused schedule's

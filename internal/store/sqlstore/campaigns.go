@@ -357,51 +357,84 @@ func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Statu
 		if err := s.updateCall(ctx, tx, c, prev, events); err != nil {
 			return err
 		}
-		if c.AttemptID == "" || c.Status != call.Ended || prev == call.Ended {
+		if !end.Retry || c.AttemptID == "" || c.Status != call.Ended || prev == call.Ended {
 			return nil
 		}
-		// The schedule's row lock orders the ends of its calls, so that
-		// exactly one of them finds nothing left live (Done).
-		var schedID string
+		// A shared lock on the schedule's row orders the retry with a
+		// cancel, which locks it first (CancelSchedule): the cancel either
+		// sees the attempt pending again and cancels it, or is seen here.
+		// The ends of one schedule's calls do not wait for each other.
 		var canceled int64
-		err := s.row(ctx, tx, `SELECT s.id, s.canceled_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forUpdate(),
-			c.AttemptID).Scan(&schedID, &canceled)
-		if errors.Is(err, sql.ErrNoRows) {
+		err := s.row(ctx, tx, `SELECT s.canceled_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forShare(),
+			c.AttemptID).Scan(&canceled)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && canceled != 0) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if end.Retry && canceled == 0 {
-			var tries string
-			var due int64
-			err := s.row(ctx, tx, `SELECT tries, due_at FROM attempts WHERE id = ? AND state = 'dialed' AND call_id = ?`, c.AttemptID, c.ID).Scan(&tries, &due)
-			if err == nil {
-				ts := append(parseTries(tries), schedule.Try{Due: fromMS(due), DialedAt: c.CreatedAt, CallID: c.ID, Outcome: string(c.Outcome), EndedReason: c.EndedReason})
-				if _, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'pending', call_id = '', tries = ?, requested_at = ?, due_at = ?,
-					leased_until = 0, lease_base = leases, updated_at = ? WHERE id = ?`,
-					triesJSON(ts), ms(end.RequestedAt), ms(end.DueAt), ms(c.UpdatedAt), c.AttemptID); err != nil {
-					return err
-				}
-				return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
+		var tries string
+		var due int64
+		err = s.row(ctx, tx, `SELECT tries, due_at FROM attempts WHERE id = ? AND state = 'dialed' AND call_id = ?`, c.AttemptID, c.ID).Scan(&tries, &due)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // not the attempt's current try
 		}
-		if end.Done.Type == "" {
-			return nil
-		}
-		var left int
-		if err := s.row(ctx, tx, `SELECT COUNT(*) FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> ''
-			WHERE a.schedule_id = ? AND (a.state = 'pending' OR (a.state = 'dialed' AND c.status < 3))`, schedID).Scan(&left); err != nil {
+		if err != nil {
 			return err
 		}
-		if left > 0 {
-			return nil
+		ts := append(parseTries(tries), schedule.Try{Due: fromMS(due), DialedAt: c.CreatedAt, CallID: c.ID, Outcome: string(c.Outcome), EndedReason: c.EndedReason})
+		if _, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'pending', call_id = '', tries = ?, requested_at = ?, due_at = ?,
+			leased_until = 0, lease_base = leases, updated_at = ? WHERE id = ?`,
+			triesJSON(ts), ms(end.RequestedAt), ms(end.DueAt), ms(c.UpdatedAt), c.AttemptID); err != nil {
+			return err
 		}
-		return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Done})
+		return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
 	})
+}
+
+// allFinal is true of a schedule (alias sched) none of whose attempts is
+// pending or has a live call.
+const allFinal = `NOT EXISTS (SELECT 1 FROM attempts a WHERE a.schedule_id = sched.id AND a.state = 'pending')
+	AND NOT EXISTS (SELECT 1 FROM attempts a JOIN calls c ON c.id = a.call_id
+		WHERE a.schedule_id = sched.id AND a.state = 'dialed' AND c.status < 3)`
+
+// DoneSchedules lists schedules whose attempts are all final and that are
+// not marked completed.
+func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error) {
+	rows, err := s.query(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules sched WHERE sched.completed_at = 0 AND `+allFinal+`
+		ORDER BY sched.created_at LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schedule.Schedule
+	for rows.Next() {
+		sc, err := scanSchedule(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	return out, rows.Err()
+}
+
+// CompleteSchedule marks a done schedule completed, once.
+func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev store.Event) (bool, error) {
+	marked := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		marked = false
+		res, err := s.exec(ctx, tx, `UPDATE schedules AS sched SET completed_at = ? WHERE sched.org_id = ? AND sched.id = ? AND sched.completed_at = 0 AND `+allFinal,
+			max(ms(at), 1), orgID, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		marked = true
+		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
+	})
+	return marked, err
 }
 
 // SetSchedulePaused pauses or resumes a schedule.

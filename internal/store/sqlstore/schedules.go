@@ -63,6 +63,13 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 const scheduleCols = `id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at, canceled_at,
 	calling_hours, retry, max_concurrent_calls, paused_at`
 
+// scheduleSettingsCols are scheduleCols without the dates and contacts
+// (read as ”: scanSchedule leaves them nil): a campaign's contact list
+// holds every contact's id, which a dial and a call's end, one per
+// attempt, must not read and parse each time.
+const scheduleSettingsCols = `id, org_id, name, purchase_id, message, timezone, '', '', created_at, canceled_at,
+	calling_hours, retry, max_concurrent_calls, paused_at`
+
 func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error) {
 	var s schedule.Schedule
 	var dates, contacts, hours, retry string
@@ -73,7 +80,7 @@ func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error)
 	}
 	s.Hours, s.Retry, s.PausedAt = parseHours(hours), parseRetry(retry), fromMS(paused)
 	var ds []string
-	_ = json.Unmarshal([]byte(dates), &ds)
+	_ = json.Unmarshal([]byte(dates), &ds) // '' (scheduleSettingsCols): none
 	for _, d := range ds {
 		t, _ := schedule.ParseDate(d)
 		s.Dates = append(s.Dates, t)
@@ -180,8 +187,10 @@ func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) (
 func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		// The schedule's row lock, taken first, orders the cancel with
+		// the retry of a call's end (EndAttemptCall shares it).
 		var one int
-		if err := s.row(ctx, tx, `SELECT 1 FROM schedules WHERE org_id = ? AND id = ?`, orgID, id).Scan(&one); err != nil {
+		if err := s.row(ctx, tx, `SELECT 1 FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&one); err != nil {
 			return notFound(err, "schedule")
 		}
 		res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'canceled', updated_at = ? WHERE schedule_id = ? AND state = 'pending'`, ms(at), id)
@@ -215,7 +224,7 @@ func (s *Store) GetAttempt(ctx context.Context, id string) (schedule.Attempt, sc
 	if len(as) == 0 {
 		return schedule.Attempt{}, schedule.Schedule{}, apperr.NotFoundf("attempt not found")
 	}
-	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE id = ?`, as[0].ScheduleID))
+	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules WHERE id = ?`, as[0].ScheduleID))
 	return as[0], sc, notFound(err, "schedule")
 }
 

@@ -299,7 +299,17 @@ func testCampaigns(t *testing.T, open Opener) {
 		// Try 1 ends busy: retried.
 		c1 := mustCall(t, s, scheduledCall(f, a, at(time.Minute)))
 		retryDue, retryReq := at(time.Hour), at(30*time.Minute)
-		end(c1, call.Busy, call.ReasonCustomerBusy, at(2*time.Minute), store.AttemptEnd{Retry: true, RequestedAt: retryReq, DueAt: retryDue, Retrying: ev("schedule.attempt.retrying"), Done: ev("schedule.completed")})
+		done := func(when string, want bool) {
+			t.Helper()
+			ds, err := s.DoneSchedules(ctx, 100)
+			must(t, "DoneSchedules", err)
+			if got := slices.ContainsFunc(ds, func(d schedule.Schedule) bool { return d.ID == f.sc.ID }); got != want {
+				t.Errorf("DoneSchedules %s lists the schedule: %v; want %v", when, got, want)
+			}
+		}
+		done("before any dial", false)
+		end(c1, call.Busy, call.ReasonCustomerBusy, at(2*time.Minute), store.AttemptEnd{Retry: true, RequestedAt: retryReq, DueAt: retryDue, Retrying: ev("schedule.attempt.retrying")})
+		done("after a retry (the attempt is pending)", false)
 		got, _, err := s.GetAttempt(ctx, a.ID)
 		must(t, "GetAttempt after a retry", err)
 		wantTry := schedule.Try{Due: msTime(at(time.Minute)), DialedAt: msTime(at(time.Minute)), CallID: c1.ID, Outcome: "busy", EndedReason: call.ReasonCustomerBusy}
@@ -315,7 +325,17 @@ func testCampaigns(t *testing.T, open Opener) {
 		if cur, ok := got.CurrentTry(); !ok || cur.CallID != c2.ID || !cur.DialedAt.Equal(msTime(retryDue)) || cur.Outcome != "" || len(got.AllTries()) != 2 {
 			t.Errorf("attempt's current try after the second dial = %+v (%v), all %d; want call %s dialed at %v, live, 2 tries", cur, ok, len(got.AllTries()), c2.ID, msTime(retryDue))
 		}
-		end(c2, call.Completed, call.ReasonCustomerEnded, retryDue.Add(time.Minute), store.AttemptEnd{Done: ev("schedule.completed")})
+		done("with the second try's call live", false)
+		end(c2, call.Completed, call.ReasonCustomerEnded, retryDue.Add(time.Minute), store.AttemptEnd{})
+		done("after the final try", true)
+		for i, want := range []bool{true, false} {
+			marked, err := s.CompleteSchedule(ctx, o.ID, f.sc.ID, retryDue.Add(2*time.Minute), ev("schedule.completed"))
+			must(t, "CompleteSchedule", err)
+			if marked != want {
+				t.Errorf("CompleteSchedule #%d = %v; want %v (a schedule is marked once)", i+1, marked, want)
+			}
+		}
+		done("once marked", false)
 		got, _, err = s.GetAttempt(ctx, a.ID)
 		must(t, "GetAttempt after the end", err)
 		if got.State != schedule.Dialed || got.CallID != c2.ID || got.CallOutcome != "completed" || got.CallEndedReason != call.ReasonCustomerEnded || len(got.Tries) != 1 {
@@ -347,6 +367,23 @@ func testCampaigns(t *testing.T, open Opener) {
 		must(t, "GetAttempt", err)
 		if got.State != schedule.Dialed || got.CallID != c3.ID {
 			t.Errorf("attempt of a canceled schedule after a retryable end = %s, call %q; want dialed (final), call %s", got.State, got.CallID, c3.ID)
+		}
+		// Attempts that end without a call (canceled, failed) leave their
+		// schedule done too.
+		h := campaignSchedule(t, s, o.ID, 2, at(time.Minute), nil)
+		must(t, "FailAttempt", s.FailAttempt(ctx, h.attempts[0].ID, "contact deleted", at(time.Minute)))
+		if _, err := s.CancelSchedule(ctx, o.ID, h.sc.ID, at(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := s.DoneSchedules(ctx, 100)
+		must(t, "DoneSchedules", err)
+		var doneIDs []string
+		for _, d := range ds {
+			doneIDs = append(doneIDs, d.ID)
+		}
+		if !slices.Contains(doneIDs, g.sc.ID) || !slices.Contains(doneIDs, h.sc.ID) || slices.Contains(doneIDs, f.sc.ID) {
+			t.Errorf("DoneSchedules = %v; want the canceled schedule whose call ended (%s) and the one failed and canceled without a call (%s), not the marked one (%s)",
+				doneIDs, g.sc.ID, h.sc.ID, f.sc.ID)
 		}
 		// EndAttemptCall checks prev as UpdateCall does.
 		stale := c3

@@ -450,6 +450,16 @@ func (r *recorder) EndAttemptCall(ctx context.Context, c call.Call, prev call.St
 	return r.s.EndAttemptCall(ctx, c, prev, end, events...)
 }
 
+func (r *recorder) DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error) {
+	r.hit("DoneSchedules")
+	return r.s.DoneSchedules(ctx, limit)
+}
+
+func (r *recorder) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev store.Event) (bool, error) {
+	r.hit("CompleteSchedule")
+	return r.s.CompleteSchedule(ctx, orgID, id, at, ev)
+}
+
 func (r *recorder) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (bool, error) {
 	r.hit("SetSchedulePaused")
 	return r.s.SetSchedulePaused(ctx, orgID, id, paused, at, ev)

@@ -12,9 +12,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"switchboard/internal/bench"
@@ -27,6 +32,7 @@ func main() {
 	pg := flag.String("postgres", "", "PostgreSQL URL to create the run's database on (empty: SQLite only)")
 	nodes := flag.Int("nodes", 3, "nodes on PostgreSQL")
 	out := flag.String("out", "", "markdown file whose \"## bench-scheduler\" section is written")
+	flag.StringVar(&profileDir, "profile", "", "directory to write each node's CPU profile of the first 30 s after the due time to (go tool pprof)")
 	flag.Parse()
 	if err := run(*attempts, *lead, *pg, *nodes, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "benchscheduler:", err)
@@ -41,6 +47,9 @@ var nodeArgs = []string{}
 // scheduleExtra opens the calling hours to the whole day, so that the
 // attempts are due when asked whatever the hour of the run.
 var scheduleExtra = map[string]any{}
+
+// profileDir, when set, receives a CPU profile of each node (-profile).
+var profileDir string
 
 type scenario struct {
 	name  string
@@ -111,9 +120,19 @@ func runOne(ctx context.Context, bin, dbURL, dir string, sc scenario, attempts i
 			_ = n.Stop()
 		}
 	}()
+	var metrics []string
 	for i := range sc.nodes {
+		args := nodeArgs
+		if profileDir != "" {
+			addr, err := freeAddr()
+			if err != nil {
+				return res, err
+			}
+			args = append(slices.Clone(args), "--metrics-addr", addr)
+			metrics = append(metrics, addr)
+		}
 		n, err := nodetest.Start(ctx, nodetest.Options{Name: fmt.Sprintf("n%d", i+1), Bin: bin, DB: dbURL, LogDir: dir,
-			Args: nodeArgs, FirstStart: i == 0})
+			Args: args, FirstStart: i == 0})
 		if err != nil {
 			return res, err
 		}
@@ -136,6 +155,15 @@ func runOne(ctx context.Context, bin, dbURL, dir string, sc scenario, attempts i
 	}
 	fmt.Printf("%s: %d attempts scheduled in %v, due in %v\n", sc.name, attempts, res.setup.Round(time.Millisecond), time.Until(due).Round(time.Millisecond))
 	time.Sleep(time.Until(due))
+	var profiles sync.WaitGroup
+	for i, addr := range metrics {
+		profiles.Go(func() {
+			if err := profile(addr, filepath.Join(profileDir, fmt.Sprintf("%s-n%d.pprof", sc.name, i+1))); err != nil {
+				fmt.Fprintln(os.Stderr, "profile:", err)
+			}
+		})
+	}
+	defer profiles.Wait()
 	d, err := probe.WaitDialed(ctx, c, 5*time.Minute)
 	if err != nil {
 		return res, err
@@ -173,6 +201,37 @@ Machine: %s, %s.
 %s
 `, attempts, bench.CPUModel(), time.Now().UTC().Format("2006-01-02"), strings.Join(rows, "\n"))
 	return bench.WriteSection(outPath, "## bench-scheduler", section)
+}
+
+// freeAddr is a loopback address with a port free now.
+func freeAddr() (string, error) {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// profile writes 30 s of a node's CPU profile to path.
+func profile(addr, path string) error {
+	res, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=30") //nolint:noctx // bounded by the profile's length
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", addr, res.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
