@@ -151,9 +151,10 @@ func Seed(ctx context.Context, db *sql.DB, sp SeedSpec) (SeedResult, error) {
 		return res, fmt.Errorf("insert calls: %w", err)
 	}
 
-	// call_counts: one row per (org, type, status) holding the exact total.
-	up := rebind(sp.Dollar, `INSERT INTO call_counts (org_id, type, status, n) VALUES (?, ?, ?, ?)
-		ON CONFLICT (org_id, type, status) DO UPDATE SET n = excluded.n`)
+	// call_counts: one row per (org, type, status), in shard 0, holding
+	// the exact total.
+	up := rebind(sp.Dollar, `INSERT INTO call_counts (org_id, type, status, shard, n) VALUES (?, ?, ?, 0, ?)
+		ON CONFLICT (org_id, type, status, shard) DO UPDATE SET n = excluded.n`)
 	for k, n := range res.Counts {
 		if _, err := tx.ExecContext(ctx, up, k.Org, k.Type, k.Status, n); err != nil {
 			return res, fmt.Errorf("set call_counts: %w", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -33,11 +34,23 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	return c, err
 }
 
-// bumpCount adds delta to the (org, type, status) total.
-func (s *Store) bumpCount(ctx context.Context, tx *sql.Tx, c call.Call, status call.Status, delta int) error {
-	_, err := s.exec(ctx, tx, `INSERT INTO call_counts (org_id, type, status, n) VALUES (?, ?, ?, ?)
-		ON CONFLICT (org_id, type, status) DO UPDATE SET n = call_counts.n + excluded.n`,
-		c.OrgID, string(c.Type), int(status), delta)
+// bumpCount adds delta to the (org, type, status) total and changes to
+// its count of changes (the listing version, see pageCache), on the row
+// of the call's shard: a hash of its id picks one of the dialect's
+// CountShards rows, so that concurrent calls of one organization seldom
+// wait for one row's lock. A transaction locks the rows of one shard in
+// the order of the statuses it moves between, which only go forward: two
+// transactions never wait for each other in a cycle.
+func (s *Store) bumpCount(ctx context.Context, tx *sql.Tx, c call.Call, status call.Status, delta, changes int) error {
+	shard := 0
+	if s.d.CountShards > 1 {
+		h := fnv.New32a()
+		h.Write([]byte(c.ID))
+		shard = int(h.Sum32() % uint32(s.d.CountShards))
+	}
+	_, err := s.exec(ctx, tx, `INSERT INTO call_counts (org_id, type, status, shard, n, changes) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (org_id, type, status, shard) DO UPDATE SET n = call_counts.n + excluded.n, changes = call_counts.changes + excluded.changes`,
+		c.OrgID, string(c.Type), int(status), shard, delta, changes)
 	return err
 }
 
@@ -90,7 +103,7 @@ func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store
 			string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID); err != nil {
 			return err
 		}
-		return s.bumpCount(ctx, tx, c, c.Status, 1)
+		return s.bumpCount(ctx, tx, c, c.Status, 1, 0)
 	})
 	if err == nil && pausedClaim {
 		return apperr.Conflictf("attempt %s: its schedule is paused; it was given back undialed", c.AttemptID)
@@ -252,17 +265,16 @@ func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev ca
 	} else if n == 0 {
 		return apperr.Conflictf("call %s changed concurrently", c.ID)
 	}
+	// The totals follow the status, and every update moves the
+	// organization's call version (see pageCache).
+	moved := 0
 	if c.Status != prev {
-		if err := s.bumpCount(ctx, tx, c, prev, -1); err != nil {
+		if err := s.bumpCount(ctx, tx, c, prev, -1, 0); err != nil {
 			return err
 		}
-		if err := s.bumpCount(ctx, tx, c, c.Status, 1); err != nil {
-			return err
-		}
+		moved = 1
 	}
-	// Every update moves the organization's call version (see pageCache).
-	if _, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`,
-		c.OrgID, string(c.Type), int(c.Status)); err != nil {
+	if err := s.bumpCount(ctx, tx, c, c.Status, moved, 1); err != nil {
 		return err
 	}
 	if c.Status == call.Ended && prev != call.Ended {
@@ -287,8 +299,7 @@ func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string
 			return err
 		}
 		// The listing shows recordingUrl: move the organization's call version (see pageCache).
-		_, err = s.exec(ctx, tx, `UPDATE call_counts SET changes = changes + 1 WHERE org_id = ? AND type = ? AND status = ?`, orgID, typ, status)
-		return err
+		return s.bumpCount(ctx, tx, call.Call{ID: callID, OrgID: orgID, Type: call.Type(typ)}, call.Status(status), 0, 1)
 	})
 }
 

@@ -32,6 +32,9 @@ type Dialect struct {
 	// SerializeTx is run first in transactions that must not interleave
 	// across nodes (bootstrap); empty when transactions already serialize.
 	SerializeTx string
+	// CountShards is how many rows each (organization, type, status) call
+	// total is spread over (bumpCount); 0 or 1: one.
+	CountShards int
 }
 
 // DefaultPageCache is how many call-listing pages a Store keeps by default.

@@ -32,6 +32,7 @@ func main() {
 	pg := flag.String("postgres", "", "PostgreSQL URL to create the run's database on (empty: SQLite only)")
 	nodes := flag.Int("nodes", 3, "nodes on PostgreSQL")
 	out := flag.String("out", "", "markdown file whose \"## bench-scheduler\" section is written")
+	flag.BoolVar(&skipSQLite, "skip-sqlite", false, "run the PostgreSQL nodes only (with -out, the SQLite row is then missing)")
 	flag.StringVar(&profileDir, "profile", "", "directory to write each node's CPU profile of the first 30 s after the due time to (go tool pprof)")
 	flag.Parse()
 	if err := run(*attempts, *lead, *pg, *nodes, *out); err != nil {
@@ -50,6 +51,9 @@ var scheduleExtra = map[string]any{}
 
 // profileDir, when set, receives a CPU profile of each node (-profile).
 var profileDir string
+
+// skipSQLite leaves the SQLite scenario out (-skip-sqlite).
+var skipSQLite bool
 
 type scenario struct {
 	name  string
@@ -83,6 +87,9 @@ func run(attempts int, lead time.Duration, pg string, pgNodes int, outPath strin
 	scenarios := []scenario{{name: "SQLite", nodes: 1, db: func(_ context.Context, dir string) (string, func(), error) {
 		return "sqlite:" + filepath.Join(dir, "sb.db"), func() {}, nil
 	}}}
+	if skipSQLite {
+		scenarios = nil
+	}
 	if pg != "" {
 		scenarios = append(scenarios, scenario{name: "PostgreSQL", nodes: pgNodes, db: func(ctx context.Context, _ string) (string, func(), error) {
 			return nodetest.CreatePostgres(ctx, pg, "sbbench_")
