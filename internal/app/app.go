@@ -374,7 +374,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 
 	// Every node dials what the leader's promoter hands out (a draining
 	// node takes nothing: the others do).
-	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempt), Every: cfg.JobPoll,
+	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.JobPoll,
 		Hold: sched.DialHold(), Refuse: m.node.Draining, Log: log.With("component", "dialer")}
 	m.dialer.Start()
 	// Housekeeping, on the leader: lost calls, purges.
@@ -385,7 +385,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	})
 	// The promoter runs on one node, the leader: one promoter is what
 	// keeps the caps exact.
-	m.onLeader(workerCtx, cmpOrDur(cfg.PromoteEvery, 200*time.Millisecond), func(ctx context.Context) {
+	m.onLeader(workerCtx, cmpOrDur(cfg.PromoteEvery, 50*time.Millisecond), func(ctx context.Context) {
 		n, err := sched.Promote(ctx)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("promoting due attempts failed", "err", err)

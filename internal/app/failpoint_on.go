@@ -5,6 +5,8 @@ package app
 import (
 	"context"
 	"os"
+
+	"switchboard/internal/store"
 )
 
 // FailpointHoldDials is the environment variable that, in a binary built
@@ -16,11 +18,11 @@ import (
 // SIGKILL, and checks that the attempts are still dialed, once each.
 const FailpointHoldDials = "SWITCHBOARD_FAILPOINT_HOLD_DIALS"
 
-func withFailpoint(dial func(ctx context.Context, attemptID string) error) func(ctx context.Context, attemptID string) error {
+func withFailpoint(dial func(ctx context.Context, ds []store.Dial) error) func(ctx context.Context, ds []store.Dial) error {
 	if os.Getenv(FailpointHoldDials) == "" {
 		return dial
 	}
-	return func(ctx context.Context, attemptID string) error {
+	return func(ctx context.Context, _ []store.Dial) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}

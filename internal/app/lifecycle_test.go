@@ -219,7 +219,7 @@ func TestCloseOverrunningDial(t *testing.T) {
 				running, release, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 				var once sync.Once
 				d := &scheduling.Dialer{Store: &oneDial{Store: db}, Every: 50 * time.Millisecond,
-					Dial: func(ctx context.Context, _ string) error {
+					Dial: func(ctx context.Context, _ []store.Dial) error {
 						close(running)
 						if tc.ignoreCancel {
 							<-release
@@ -332,8 +332,8 @@ type oneDial struct {
 	once sync.Once
 }
 
-func (o *oneDial) ClaimDials(context.Context, time.Time, time.Duration, int) ([]schedule.Attempt, error) {
-	var out []schedule.Attempt
-	o.once.Do(func() { out = []schedule.Attempt{{ID: id.New("att"), State: schedule.Pending}} })
+func (o *oneDial) ClaimDials(context.Context, time.Time, time.Duration, int) ([]store.Dial, error) {
+	var out []store.Dial
+	o.once.Do(func() { out = []store.Dial{{Attempt: schedule.Attempt{ID: id.New("att"), State: schedule.Pending}}} })
 	return out, nil
 }

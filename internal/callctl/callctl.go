@@ -158,54 +158,130 @@ type PhoneCall struct {
 // PlacePhoneCall stores the call and hands it to the provider. A provider
 // that refuses the call ends it as failed; the call is returned either way.
 func (s *Service) PlacePhoneCall(ctx context.Context, req PhoneCall) (call.Call, error) {
+	r := s.PlacePhoneCalls(ctx, []PhoneCall{req})[0]
+	return r.Call, r.Err
+}
+
+// Placed is the outcome of one call of PlacePhoneCalls: Err is what
+// PlacePhoneCall would have returned.
+type Placed struct {
+	Call call.Call
+	Err  error
+}
+
+// origin is what placing calls from one number needs, read once a batch.
+type origin struct {
+	p        phone.Purchase
+	prov     telephony.Provider
+	detect   string // PlaceRequest.DetectMachine
+	trunk    telephony.Trunk
+	trunkErr error
+	err      error
+}
+
+// PlacePhoneCalls places calls (a dialer's batch) as PlacePhoneCall places
+// one: each number, its assistant and its connection are read once, the
+// calls are stored in one transaction (store.CreateCalls), and the stored
+// ones are handed to their providers at once, each in its own goroutine;
+// it returns when every provider has answered. Results are in the order
+// of reqs.
+func (s *Service) PlacePhoneCalls(ctx context.Context, reqs []PhoneCall) []Placed {
+	out := make([]Placed, len(reqs))
+	origins := map[string]*origin{}
+	var ncs []store.NewCall
+	var at []int // index in reqs of each of ncs
+	now := s.now().UTC()
+	for i, req := range reqs {
+		key := req.OrgID + "/" + req.PurchaseID + "/" + req.Provider
+		o, ok := origins[key]
+		if !ok {
+			o = s.origin(ctx, req)
+			origins[key] = o
+		}
+		if o.err != nil {
+			out[i].Err = o.err
+			continue
+		}
+		c := call.Call{
+			ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Phone, Status: call.Queued,
+			AssistantID: o.p.OutboundAssistantID, PurchaseID: o.p.ID, From: o.p.Number, To: req.To, Provider: o.p.Provider,
+			Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
+		}
+		ncs = append(ncs, store.NewCall{Call: c, Suppressed: s.suppressedEvents(c)})
+		at = append(at, i)
+	}
+	if len(ncs) == 0 {
+		return out
+	}
+	errs, err := s.store.CreateCalls(ctx, ncs)
+	var placing sync.WaitGroup
+	for j, nc := range ncs {
+		i := at[j]
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if errs[j] != nil {
+			out[i].Err = errs[j] // phone.Suppressed when the number is on the do-not-call list
+			continue
+		}
+		out[i].Call = nc.Call
+		placing.Go(func() {
+			out[i].Call, out[i].Err = s.place(ctx, origins[reqs[i].OrgID+"/"+reqs[i].PurchaseID+"/"+reqs[i].Provider], nc.Call)
+		})
+	}
+	placing.Wait()
+	return out
+}
+
+// origin reads what placing req's call needs from its number.
+func (s *Service) origin(ctx context.Context, req PhoneCall) *origin {
 	p, err := s.store.GetPurchase(ctx, req.OrgID, req.PurchaseID)
 	if err != nil {
-		return call.Call{}, err
+		return &origin{err: err}
 	}
 	if err := CanPlace(p, req.Provider); err != nil {
-		return call.Call{}, err
+		return &origin{err: err}
 	}
 	prov, ok := s.providers[p.Provider]
 	if !ok {
-		return call.Call{}, apperr.New(apperr.Unavailable, "provider %q of this number is not configured on this server", p.Provider)
+		return &origin{err: apperr.New(apperr.Unavailable, "provider %q of this number is not configured on this server", p.Provider)}
 	}
 	if s.draining.Load() {
-		return call.Call{}, errDraining()
+		return &origin{err: errDraining()}
 	}
-	now := s.now().UTC()
-	c := call.Call{
-		ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Phone, Status: call.Queued,
-		AssistantID: p.OutboundAssistantID, PurchaseID: p.ID, From: p.Number, To: req.To, Provider: p.Provider,
-		Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
-	}
-	if err := s.store.CreateCall(ctx, c, s.suppressedEvents(c)...); err != nil {
-		return call.Call{}, err // phone.Suppressed when c.To is on the do-not-call list
-	}
-	preq := telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To}
+	o := &origin{p: p, prov: prov}
 	if a, err := s.store.GetAssistant(ctx, p.OrgID, p.OutboundAssistantID); err == nil && a.Voicemail.Detect {
 		// Providers that detect machines themselves (Twilio's AMD) are
 		// asked to; the others' calls are watched by the call runtime.
-		preq.DetectMachine = a.Voicemail.Action
-		if preq.DetectMachine == "" {
-			preq.DetectMachine = assistant.VoicemailHangup
+		o.detect = a.Voicemail.Action
+		if o.detect == "" {
+			o.detect = assistant.VoicemailHangup
 		}
 	}
 	if p.ConnectionID != "" {
 		conn, err := s.store.GetConnection(ctx, p.OrgID, p.ConnectionID)
 		if err == nil {
-			preq.Trunk, err = TrunkOf(conn, s.secrets)
+			o.trunk, err = TrunkOf(conn, s.secrets)
 		}
-		if err != nil {
-			s.log.Warn("the number's connection cannot be dialed through", "call_id", c.ID, "connection_id", p.ConnectionID, "err", err)
-			ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonProviderFailed})
-			if terr != nil {
-				return c, terr
-			}
-			return ended, nil
-		}
+		o.trunkErr = err
 	}
-	if err := prov.Place(ctx, preq); err != nil {
-		s.log.Warn("provider refused call", "call_id", c.ID, "provider", p.Provider, "err", err)
+	return o
+}
+
+// place hands a stored call to its provider; a refusal ends it failed.
+func (s *Service) place(ctx context.Context, o *origin, c call.Call) (call.Call, error) {
+	if o.trunkErr != nil {
+		s.log.Warn("the number's connection cannot be dialed through", "call_id", c.ID, "connection_id", o.p.ConnectionID, "err", o.trunkErr)
+		ended, terr := s.transition(context.WithoutCancel(ctx), c.ID, call.Change{To: call.Ended, At: s.now(), Outcome: call.Failed, Reason: call.ReasonProviderFailed})
+		if terr != nil {
+			return c, terr
+		}
+		return ended, nil
+	}
+	preq := telephony.PlaceRequest{CallID: c.ID, From: c.From, To: c.To, DetectMachine: o.detect, Trunk: o.trunk}
+	if err := o.prov.Place(ctx, preq); err != nil {
+		s.log.Warn("provider refused call", "call_id", c.ID, "provider", o.p.Provider, "err", err)
 		outcome, reason := call.Failed, call.ReasonProviderFailed
 		var te *telephony.Error
 		if errors.As(err, &te) && call.ValidOutcome(call.Outcome(te.Outcome)) && te.Reason != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 
 // Defaults of Dialer.
 const (
-	// DefaultDialers is how many dials a node runs at once.
-	DefaultDialers = 50
+	// DefaultDialers is how many attempts a node dials at once (their
+	// providers' Place under way), in batches of DefaultDialBatch.
+	DefaultDialers = 200
 	// DefaultDialEvery is how often a dialer looks for handed-out attempts
 	// (a promotion on the same node wakes it at once: Nudge).
 	DefaultDialEvery = 100 * time.Millisecond
@@ -25,19 +27,25 @@ const (
 	// (DefaultDialLease), so that the attempts of a dialer that died are
 	// dialed by the others within it.
 	DefaultDialHold = DefaultDialLease / 3
-	// DefaultDialTimeout bounds one dial (the provider's Place included).
+	// DefaultDialTimeout bounds one batch of dials (the providers' Place
+	// included).
 	DefaultDialTimeout = time.Minute
+	// DefaultDialBatch is the most attempts dialed as one batch: their
+	// calls are stored in one transaction (callctl.PlacePhoneCalls).
+	DefaultDialBatch = 100
 )
 
 // Dialer is a node's share of the dialing: it claims the attempts the
 // promoter handed out (store.ClaimDials, the one lease claimer) and dials
-// each (Dial: Service.DialAttempt), at most Workers at once. It owns its
-// loop and every dial's goroutine: Stop ends them.
+// them in batches of at most Batch (Dial: Service.DialAttempts), at most
+// Workers attempts at once. It owns its loop and every batch's goroutine:
+// Stop ends them.
 type Dialer struct {
 	Store store.Store
-	// Dial places the call of one attempt.
-	Dial    func(ctx context.Context, attemptID string) error
+	// Dial places the calls of a batch of attempts.
+	Dial    func(ctx context.Context, ds []store.Dial) error
 	Workers int
+	Batch   int
 	Every   time.Duration
 	Hold    time.Duration
 	Timeout time.Duration
@@ -58,6 +66,7 @@ type Dialer struct {
 // Start begins claiming and dialing; it returns at once.
 func (d *Dialer) Start() {
 	d.Workers = cmp.Or(d.Workers, DefaultDialers)
+	d.Batch = cmp.Or(d.Batch, DefaultDialBatch)
 	d.Every = cmp.Or(d.Every, DefaultDialEvery)
 	d.Hold = cmp.Or(d.Hold, DefaultDialHold)
 	d.Timeout = cmp.Or(d.Timeout, DefaultDialTimeout)
@@ -113,15 +122,22 @@ func (d *Dialer) run(work context.Context) {
 			}
 			continue
 		}
-		for _, a := range as {
-			slots <- struct{}{} // never blocks: free slots were counted
+		for batch := range slices.Chunk(as, d.Batch) {
+			for range batch {
+				slots <- struct{}{} // never blocks: free slots were counted
+			}
 			dials.Go(func() {
-				defer func() { <-slots }()
+				defer func() {
+					for range batch {
+						<-slots
+					}
+					d.Nudge() // slots are free: more may be handed out
+				}()
 				ctx, cancel := context.WithTimeout(work, d.Timeout)
 				defer cancel()
-				if err := d.Dial(ctx, a.ID); err != nil && work.Err() == nil {
-					d.Log.Warn("dialing a scheduled attempt failed; another dial tries it once the hold ends",
-						"attempt_id", a.ID, "org_id", a.OrgID, "hold", d.Hold.String(), "err", err)
+				if err := d.Dial(ctx, batch); err != nil && work.Err() == nil {
+					d.Log.Warn("dialing scheduled attempts failed; another dial tries them once the hold ends",
+						"attempts", len(batch), "hold", d.Hold.String(), "err", err)
 				}
 			})
 		}

@@ -5,17 +5,20 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"switchboard/internal/store"
 )
 
 // startDialer starts a dialer on the bundle's store and clock that dials
-// with dial (nil: the service's DialAttempt); Stop runs at cleanup.
-func (b *testBundle) startDialer(t *testing.T, workers int, dial func(ctx context.Context, id string) error) *Dialer {
+// with dial (nil: the service's DialAttempts), in batches of 2; Stop runs
+// at cleanup.
+func (b *testBundle) startDialer(t *testing.T, workers int, dial func(ctx context.Context, ds []store.Dial) error) *Dialer {
 	t.Helper()
 	if dial == nil {
-		dial = b.svc.DialAttempt
+		dial = b.svc.DialAttempts
 	}
 	clock := b.clock
-	d := &Dialer{Store: b.store, Dial: dial, Workers: workers, Every: 5 * time.Millisecond, now: func() time.Time { return clock }}
+	d := &Dialer{Store: b.store, Dial: dial, Workers: workers, Batch: 2, Every: 5 * time.Millisecond, now: func() time.Time { return clock }}
 	d.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -72,7 +75,7 @@ func TestDialerRefuses(t *testing.T) {
 	b.promote(t)
 	var refused atomic.Int64
 	clock := b.clock
-	d := &Dialer{Store: b.store, Dial: b.svc.DialAttempt, Every: 5 * time.Millisecond, now: func() time.Time { return clock },
+	d := &Dialer{Store: b.store, Dial: b.svc.DialAttempts, Every: 5 * time.Millisecond, now: func() time.Time { return clock },
 		Refuse: func() bool { refused.Add(1); return true }}
 	d.Start()
 	for refused.Load() < 5 {
@@ -96,8 +99,8 @@ func TestDialerStop(t *testing.T) {
 	b.promote(t)
 	started := make(chan struct{}, 2)
 	clock := b.clock
-	d := &Dialer{Store: b.store, Every: 5 * time.Millisecond, now: func() time.Time { return clock },
-		Dial: func(ctx context.Context, _ string) error {
+	d := &Dialer{Store: b.store, Every: 5 * time.Millisecond, now: func() time.Time { return clock }, Batch: 1,
+		Dial: func(ctx context.Context, _ []store.Dial) error {
 			started <- struct{}{}
 			<-ctx.Done()
 			return ctx.Err()

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -39,7 +40,7 @@ const (
 	// each promotion hands out only what keeps the count under it, so the
 	// dialers hold what they drain in seconds and a hand-out ends undialed
 	// only when no dialer could take it.
-	DefaultMaxLeased = 1000
+	DefaultMaxLeased = 2000
 	// DefaultMaxLeases is how many times an attempt's try is handed out
 	// before it is failed instead: a dial that fails every time is not
 	// retried forever, and such attempts cannot hold the leased budget.
@@ -218,52 +219,51 @@ func (s *Service) giveUp(ctx context.Context, a schedule.Attempt) {
 	}
 }
 
-// DialAttempt places the call of one attempt if it is still pending: a
-// Dialer's work. Whichever dialer gets there first dials it, and the claim
-// in CreateCall's transaction makes any other (a dialer thought dead that
-// was only slow, one that took over from it) find it dialed. A returned
-// error leaves the attempt pending: another dial tries it once the
-// dialer's hold ends (while the hand-out lasts, else after the next).
-func (s *Service) DialAttempt(ctx context.Context, attemptID string) error {
-	a, sc, err := s.store.GetAttempt(ctx, attemptID)
-	if apperr.Is(err, apperr.NotFound) {
-		return nil // schedule or attempt gone: nothing to dial
-	}
-	if err != nil {
-		return err
-	}
-	if a.State != schedule.Pending {
-		return nil
-	}
-	fail := func(reason string) error {
+// DialAttempts places the calls of attempts a Dialer claimed, as one
+// batch (callctl.PlacePhoneCalls: one transaction stores them all). The
+// claim in that transaction decides each: whichever dialer gets there
+// first dials an attempt, and any other (a dialer thought dead that was
+// only slow, one that took over from it) finds it dialed. An attempt
+// whose contact was deleted, or whose number can no longer place calls,
+// is failed; one the returned error covers stays pending: another dial
+// tries it once the dialer's hold ends (while the hand-out lasts, else
+// after the next).
+func (s *Service) DialAttempts(ctx context.Context, ds []store.Dial) error {
+	fail := func(a store.Dial, reason string) error {
 		err := s.store.FailAttempt(ctx, a.ID, reason, s.now())
 		if apperr.Is(err, apperr.NotFound) {
 			return nil // no longer pending: someone else decided
 		}
 		return err
 	}
-	contact, err := s.store.GetContact(ctx, sc.OrgID, a.ContactID)
-	if apperr.Is(err, apperr.NotFound) {
-		return fail("contact was deleted before the call was due")
+	var errs []error
+	var reqs []callctl.PhoneCall
+	var dialing []store.Dial
+	for _, d := range ds {
+		if d.To == "" {
+			errs = append(errs, fail(d, "contact was deleted before the call was due"))
+			continue
+		}
+		reqs = append(reqs, callctl.PhoneCall{OrgID: d.OrgID, PurchaseID: d.PurchaseID, To: d.To, AttemptID: d.ID})
+		dialing = append(dialing, d)
 	}
-	if err != nil {
-		return err
+	for i, r := range s.calls.PlacePhoneCalls(ctx, reqs) {
+		d := dialing[i]
+		switch err := r.Err; {
+		case err == nil:
+		case phone.IsSuppressed(err):
+			// On the do-not-call list: the claim ended the attempt
+			// suppressed; final, neither retried nor failed.
+			s.log.Info("scheduled call suppressed: the number is on the do-not-call list", "attempt_id", d.ID, "org_id", d.OrgID)
+		case apperr.Is(err, apperr.Conflict):
+			// The attempt was claimed or canceled meanwhile.
+		case apperr.Is(err, apperr.NotFound), apperr.Is(err, apperr.Invalid):
+			errs = append(errs, fail(d, err.Error()))
+		default:
+			errs = append(errs, fmt.Errorf("attempt %s: %w", d.ID, err))
+		}
 	}
-	_, err = s.calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: sc.OrgID, PurchaseID: sc.PurchaseID, To: contact.PhoneNumber, AttemptID: a.ID})
-	switch {
-	case err == nil:
-		return nil
-	case phone.IsSuppressed(err):
-		// On the do-not-call list: CreateCall ended the attempt suppressed
-		// in its claim; final, neither retried nor failed.
-		s.log.Info("scheduled call suppressed: the number is on the do-not-call list", "attempt_id", a.ID, "org_id", sc.OrgID)
-		return nil
-	case apperr.Is(err, apperr.Conflict):
-		return nil // the attempt was claimed or canceled meanwhile
-	case apperr.Is(err, apperr.NotFound), apperr.Is(err, apperr.Invalid):
-		return fail(err.Error())
-	}
-	return err
+	return errors.Join(errs...)
 }
 
 // Complete marks the schedules whose attempts have all become final (none

@@ -95,8 +95,16 @@ func (b *testBundle) schedule(t *testing.T, n int) []string {
 func (b *testBundle) dial(t *testing.T, as []schedule.Attempt) {
 	t.Helper()
 	for _, a := range as {
-		must(t, b.svc.DialAttempt(t.Context(), a.ID))
+		must(t, b.svc.DialAttempts(t.Context(), []store.Dial{b.dialOf(t, a)}))
 	}
+}
+
+// dialOf is what a dialer's claim (ClaimDials) returns for a.
+func (b *testBundle) dialOf(t *testing.T, a schedule.Attempt) store.Dial {
+	t.Helper()
+	ct, err := b.store.GetContact(t.Context(), a.OrgID, a.ContactID)
+	must(t, err)
+	return store.Dial{Attempt: a, PurchaseID: b.purchase.ID, To: ct.PhoneNumber}
 }
 
 // promote runs one promotion and returns what it handed out.
@@ -178,17 +186,18 @@ func TestConcurrentDials(t *testing.T) {
 	b := setup(t, Config{})
 	b.schedule(t, 1)
 	js := b.promote(t)
+	d := b.dialOf(t, js[0])
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if err := b.svc.DialAttempt(context.Background(), js[0].ID); err != nil {
-				t.Errorf("DialAttempt: %v", err)
+			if err := b.svc.DialAttempts(context.Background(), []store.Dial{d}); err != nil {
+				t.Errorf("DialAttempts: %v", err)
 			}
 		})
 	}
 	wg.Wait()
 	if got := b.provider.placed(); len(got) != 1 {
-		t.Errorf("8 concurrent DialAttempt of one attempt placed %v; want one call", got)
+		t.Errorf("8 concurrent DialAttempts of one attempt placed %v; want one call", got)
 	}
 	a, _, err := b.store.GetAttempt(t.Context(), js[0].ID)
 	must(t, err)

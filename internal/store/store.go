@@ -64,6 +64,23 @@ type AttemptEnd struct {
 	Retrying    Event
 }
 
+// NewCall is a call for CreateCalls, with the events queued if its number
+// turns out to be on the do-not-call list (CreateCall's suppressed).
+type NewCall struct {
+	Call       call.Call
+	Suppressed []Event
+}
+
+// Dial is an attempt a dialer claimed (ClaimDials), with its schedule's
+// number and its contact's phone number.
+type Dial struct {
+	schedule.Attempt
+	// PurchaseID is the schedule's number, the call's caller ID.
+	PurchaseID string
+	// To is the contact's phone number; "" when the contact was deleted.
+	To string
+}
+
 // DNCAdded is what AddDNC did.
 type DNCAdded struct {
 	// Added are the entries stored, in the order given.
@@ -203,6 +220,11 @@ type Store interface {
 	// number, so a dial and an add of one number are ordered: a number
 	// added before the claim is never dialed.
 	CreateCall(ctx context.Context, c call.Call, suppressed ...Event) error
+	// CreateCalls is CreateCall for many calls in one transaction (a
+	// dialer's batch): each call is decided as CreateCall decides it, and
+	// its outcome is at its index in the returned errors (nil: stored). The
+	// second error, when set, means nothing was stored.
+	CreateCalls(ctx context.Context, calls []NewCall) ([]error, error)
 	GetCall(ctx context.Context, orgID, id string) (call.Call, error)
 	// GetCallAnyOrg is for provider events, which know only the call id.
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
@@ -269,7 +291,8 @@ type Store interface {
 	// ends, while its hand-out lasts (after that the promoter hands it out
 	// again). The claim is not the dial: CreateCall's claim of the attempt
 	// decides that.
-	ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error)
+	// Each comes with what placing its call needs (Dial).
+	ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]Dial, error)
 
 	// Campaign settings (docs/ARCHITECTURE.md, "Campaign settings").
 	//

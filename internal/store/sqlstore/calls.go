@@ -5,14 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
-	"switchboard/internal/phone"
 	"switchboard/internal/store"
 )
 
@@ -32,86 +30,6 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	c.Type, c.Status, c.Outcome = call.Type(typ), call.Status(status), call.Outcome(outcome)
 	c.CreatedAt, c.UpdatedAt, c.StartedAt, c.EndedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(ended)
 	return c, err
-}
-
-// bumpCount adds delta to the (org, type, status) total and changes to
-// its count of changes (the listing version, see pageCache), on the row
-// of the call's shard: a hash of its id picks one of the dialect's
-// CountShards rows, so that concurrent calls of one organization seldom
-// wait for one row's lock. A transaction locks the rows of one shard in
-// the order of the statuses it moves between, which only go forward: two
-// transactions never wait for each other in a cycle.
-func (s *Store) bumpCount(ctx context.Context, tx *sql.Tx, c call.Call, status call.Status, delta, changes int) error {
-	shard := 0
-	if s.d.CountShards > 1 {
-		h := fnv.New32a()
-		h.Write([]byte(c.ID))
-		shard = int(h.Sum32() % uint32(s.d.CountShards))
-	}
-	_, err := s.exec(ctx, tx, `INSERT INTO call_counts (org_id, type, status, shard, n, changes) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (org_id, type, status, shard) DO UPDATE SET n = call_counts.n + excluded.n, changes = call_counts.changes + excluded.changes`,
-		c.OrgID, string(c.Type), int(status), shard, delta, changes)
-	return err
-}
-
-// CreateCall stores a call and, for a scheduled call, claims its attempt;
-// a claim of a paused schedule's attempt gives it back, and a dial to a
-// number on the do-not-call list stores nothing and suppresses the
-// attempt (dialListed, suppressAttempt).
-func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
-	pausedClaim, listed := false, false
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		pausedClaim, listed = false, false
-		if c.AttemptID != "" {
-			if paused, err := s.pausedForClaim(ctx, tx, c.AttemptID); err != nil || paused {
-				if err == nil {
-					pausedClaim = true // commit the give-back, then refuse
-				}
-				return err
-			}
-		}
-		var err error
-		if listed, err = s.dialListed(ctx, tx, c); err != nil {
-			return err
-		}
-		if listed {
-			if c.AttemptID == "" {
-				return phone.Suppressed(c.To)
-			}
-			if ok, err := s.suppressAttempt(ctx, tx, c, suppressed); err != nil {
-				return err
-			} else if !ok {
-				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
-			}
-			return nil // commit the suppression; the error is returned below
-		}
-		if c.AttemptID != "" {
-			res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'dialed', call_id = ?, updated_at = ? WHERE id = ? AND state = 'pending'`,
-				c.ID, ms(c.CreatedAt), c.AttemptID)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
-			}
-		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
-			string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-			string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID); err != nil {
-			return err
-		}
-		return s.bumpCount(ctx, tx, c, c.Status, 1, 0)
-	})
-	if err == nil && pausedClaim {
-		return apperr.Conflictf("attempt %s: its schedule is paused; it was given back undialed", c.AttemptID)
-	}
-	if err == nil && listed {
-		return phone.Suppressed(c.To)
-	}
-	return err
 }
 
 // GetCall reads one of the organization's calls.
@@ -267,14 +185,12 @@ func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev ca
 	}
 	// The totals follow the status, and every update moves the
 	// organization's call version (see pageCache).
-	moved := 0
+	deltas := []countDelta{s.delta(c, c.Status, 0, 1)}
 	if c.Status != prev {
-		if err := s.bumpCount(ctx, tx, c, prev, -1, 0); err != nil {
-			return err
-		}
-		moved = 1
+		deltas[0].n = 1
+		deltas = append(deltas, s.delta(c, prev, -1, 0))
 	}
-	if err := s.bumpCount(ctx, tx, c, c.Status, moved, 1); err != nil {
+	if err := s.bumpCounts(ctx, tx, deltas); err != nil {
 		return err
 	}
 	if c.Status == call.Ended && prev != call.Ended {
@@ -299,7 +215,7 @@ func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string
 			return err
 		}
 		// The listing shows recordingUrl: move the organization's call version (see pageCache).
-		return s.bumpCount(ctx, tx, call.Call{ID: callID, OrgID: orgID, Type: call.Type(typ)}, call.Status(status), 0, 1)
+		return s.bumpCounts(ctx, tx, []countDelta{s.delta(call.Call{ID: callID, OrgID: orgID, Type: call.Type(typ)}, call.Status(status), 0, 1)})
 	})
 }
 

@@ -116,25 +116,6 @@ func (s *Store) ContactZones(ctx context.Context, orgID, purchaseID string, ids 
 	return out, nil
 }
 
-// pausedForClaim is the first step of a dial's claim (CreateCall): it
-// reads the attempt's schedule under a share lock (PostgreSQL; SQLite has
-// one writer), so a pause either committed before and is seen here, or
-// waits for the claim to commit. When the schedule is paused it gives the
-// attempt's lease back (the attempt stays pending, undialed) and reports
-// true.
-func (s *Store) pausedForClaim(ctx context.Context, tx *sql.Tx, attemptID string) (bool, error) {
-	var paused int64
-	err := s.row(ctx, tx, `SELECT s.paused_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forShare(), attemptID).Scan(&paused)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil // the claim's UPDATE finds no attempt and says so
-	}
-	if err != nil || paused == 0 {
-		return false, err
-	}
-	_, err = s.exec(ctx, tx, `UPDATE attempts SET leased_until = 0 WHERE id = ? AND state = 'pending'`, attemptID)
-	return err == nil, err
-}
-
 // liveCounts are the live calls per schedule, number (purchase) and
 // organization.
 type liveCounts struct {

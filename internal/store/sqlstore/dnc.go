@@ -34,12 +34,17 @@ func dncLockKey(orgID, number string) int32 {
 // overlapping lists cannot deadlock); on SQLite nothing, its one writer
 // already orders write transactions.
 func (s *Store) lockNumbers(ctx context.Context, tx *sql.Tx, orgID string, numbers []string) error {
-	if s.d.Name != "postgres" || len(numbers) == 0 {
-		return nil
-	}
 	keys := make([]int32, 0, len(numbers))
 	for _, n := range numbers {
 		keys = append(keys, dncLockKey(orgID, n))
+	}
+	return s.lockKeys(ctx, tx, keys)
+}
+
+// lockKeys takes lockNumbers' locks of keys (dncLockKey), in key order.
+func (s *Store) lockKeys(ctx context.Context, tx *sql.Tx, keys []int32) error {
+	if s.d.Name != "postgres" || len(keys) == 0 {
+		return nil
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
@@ -166,27 +171,6 @@ func (s *Store) ListDNC(ctx context.Context, orgID, search string, p store.Page)
 func (s *Store) DeleteDNC(ctx context.Context, orgID, number string) error {
 	res, err := s.exec(ctx, s.w, `DELETE FROM dnc WHERE org_id = ? AND number = ?`, orgID, number)
 	return affected(res, err, "do-not-call number")
-}
-
-// dialListed is CreateCall's check, in its transaction: whether c is an
-// outbound phone call to a number on its organization's list, read under
-// the number's lock (see lockNumbers).
-func (s *Store) dialListed(ctx context.Context, tx *sql.Tx, c call.Call) (bool, error) {
-	if c.Type != call.Phone || c.Direction == call.Inbound || c.To == "" {
-		return false, nil
-	}
-	if err := s.lockNumbers(ctx, tx, c.OrgID, []string{c.To}); err != nil {
-		return false, err
-	}
-	// A statement of its own: under READ COMMITTED a statement reads the
-	// snapshot taken when it starts, so the read must start after the lock
-	// is held to see an add that committed while this waited for it.
-	var one int
-	err := s.row(ctx, tx, `SELECT 1 FROM dnc WHERE org_id = ? AND number = ?`, c.OrgID, c.To).Scan(&one)
-	if err == sql.ErrNoRows {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // suppressAttempt ends the pending attempt of a dial to a listed number

@@ -247,8 +247,9 @@ func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) 
 	return n, err
 }
 
-// ClaimDials holds handed-out attempts for a node's dialer.
-func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error) {
+// ClaimDials holds handed-out attempts for a node's dialer, each with its
+// schedule's number and its contact's phone number.
+func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]store.Dial, error) {
 	// Every node asks every tenth of a second, mostly to hear "nothing":
 	// a read on the reader pool answers that without a write transaction.
 	const dialable = `a.state = 'pending' AND a.leased_until > ? AND a.dial_until <= ?`
@@ -261,20 +262,21 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 		return nil, err
 	}
 	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
-		Select: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until FROM attempts a
+		Select: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, '')
+			FROM attempts a JOIN schedules sc ON sc.id = a.schedule_id LEFT JOIN contacts ct ON ct.id = a.contact_id AND ct.org_id = a.org_id
 			WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`}
-	var out []schedule.Attempt
+	var out []store.Dial
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
 		_, err := c.run(ctx, s, tx, now, hold, limit, func(rows *sql.Rows) (string, error) {
-			a := schedule.Attempt{State: schedule.Pending}
+			d := store.Dial{Attempt: schedule.Attempt{State: schedule.Pending}}
 			var due, until int64
-			if err := rows.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &a.Leases, &until); err != nil {
+			if err := rows.Scan(&d.ID, &d.OrgID, &d.ScheduleID, &d.ContactID, &due, &d.Leases, &until, &d.PurchaseID, &d.To); err != nil {
 				return "", err
 			}
-			a.DueAt, a.LeasedUntil = fromMS(due), fromMS(until)
-			out = append(out, a)
-			return a.ID, nil
+			d.DueAt, d.LeasedUntil = fromMS(due), fromMS(until)
+			out = append(out, d)
+			return d.ID, nil
 		}, ms(now), ms(now))
 		return err
 	})

@@ -279,6 +279,80 @@ func testCampaigns(t *testing.T, open Opener) {
 
 	t.Run("RacePauseClaim", func(t *testing.T) { racePauseClaim(t, open) })
 
+	// CreateCalls decides each call of a batch as CreateCall would, in
+	// one transaction: stored, suppressed (listed number), given back
+	// (paused schedule), or refused (attempt no longer pending).
+	t.Run("CreateCalls", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		f := campaignSchedule(t, s, o.ID, 5, at(time.Minute), nil)
+		g := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
+		mustAddDNC(t, s, o.ID, newDNC(f.contacts[1].PhoneNumber, "", phone.DNCSourceAPI, "", at(time.Second)))
+		_, err := s.SetSchedulePaused(ctx, o.ID, g.sc.ID, true, at(time.Second), newEvent("schedule.paused", at(time.Second)))
+		must(t, "SetSchedulePaused", err)
+		byContact := map[string]schedule.Attempt{}
+		for _, a := range f.attempts {
+			byContact[a.ContactID] = a
+		}
+		var ncs []store.NewCall
+		for i, ct := range f.contacts {
+			c := scheduledCall(f, byContact[ct.ID], at(time.Minute))
+			c.To = ct.PhoneNumber
+			ncs = append(ncs, store.NewCall{Call: c, Suppressed: []store.Event{newEvent("schedule.attempt.suppressed", at(time.Minute))}})
+			if i == 2 { // dialed already: refused
+				mustCall(t, s, scheduledCall(f, byContact[ct.ID], at(time.Second)))
+			}
+		}
+		paused := scheduledCall(g, g.attempts[0], at(time.Minute))
+		paused.To = g.contacts[0].PhoneNumber
+		direct := newCall(o.ID, call.Phone, at(time.Minute))
+		direct.To = "+15550009999"
+		ncs = append(ncs, store.NewCall{Call: paused}, store.NewCall{Call: direct})
+		errs, err := s.CreateCalls(ctx, ncs)
+		must(t, "CreateCalls", err)
+		for i, e := range errs {
+			c := ncs[i].Call
+			_, getErr := s.GetCall(ctx, o.ID, c.ID)
+			stored := getErr == nil
+			switch i {
+			case 0, 3, 4, 6: // dialable: stored, attempt dialed
+				if e != nil || !stored {
+					t.Errorf("call %d: CreateCalls error %v, stored %v; want stored", i, e, stored)
+				}
+				if c.AttemptID != "" {
+					a, _, err := s.GetAttempt(ctx, c.AttemptID)
+					must(t, "GetAttempt", err)
+					if a.State != schedule.Dialed || a.CallID != c.ID {
+						t.Errorf("call %d: attempt %s, call %q; want dialed with %s", i, a.State, a.CallID, c.ID)
+					}
+				}
+			case 1: // listed
+				a, _, err := s.GetAttempt(ctx, c.AttemptID)
+				must(t, "GetAttempt", err)
+				if !phone.IsSuppressed(e) || stored || a.State != schedule.Suppressed {
+					t.Errorf("call %d to a listed number: error %v, stored %v, attempt %s; want suppressed, not stored, attempt suppressed", i, e, stored, a.State)
+				}
+			case 2: // dialed already
+				if !apperr.Is(e, apperr.Conflict) || phone.IsSuppressed(e) || stored {
+					t.Errorf("call %d of a dialed attempt: error %v, stored %v; want a conflict, not stored", i, e, stored)
+				}
+			case 5: // paused
+				a, _, err := s.GetAttempt(ctx, c.AttemptID)
+				must(t, "GetAttempt", err)
+				if !apperr.Is(e, apperr.Conflict) || stored || a.State != schedule.Pending || !a.LeasedUntil.IsZero() {
+					t.Errorf("call %d of a paused schedule: error %v, stored %v, attempt %s leased until %v; want a conflict, not stored, pending and given back", i, e, stored, a.State, a.LeasedUntil)
+				}
+			}
+		}
+		// The totals count the stored calls: 4 here and the one dialed before.
+		_, total, err := s.ListCalls(ctx, o.ID, store.CallFilter{Page: page(1, 10)})
+		must(t, "ListCalls", err)
+		if total != 5 {
+			t.Errorf("ListCalls total after the batch = %d; want 5", total)
+		}
+	})
+
 	t.Run("EndAttemptCall", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := open(t), t.Context()

@@ -423,7 +423,7 @@ func (r *recorder) LeaseAttempts(ctx context.Context, now time.Time, lease time.
 	return r.s.LeaseAttempts(ctx, now, lease, limit)
 }
 
-func (r *recorder) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]schedule.Attempt, error) {
+func (r *recorder) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]store.Dial, error) {
 	r.hit("ClaimDials")
 	return r.s.ClaimDials(ctx, now, hold, limit)
 }
@@ -448,6 +448,11 @@ func (r *recorder) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease 
 func (r *recorder) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
 	r.hit("EndAttemptCall")
 	return r.s.EndAttemptCall(ctx, c, prev, end, events...)
+}
+
+func (r *recorder) CreateCalls(ctx context.Context, calls []store.NewCall) ([]error, error) {
+	r.hit("CreateCalls")
+	return r.s.CreateCalls(ctx, calls)
 }
 
 func (r *recorder) DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error) {

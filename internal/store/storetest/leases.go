@@ -76,8 +76,8 @@ func claimDialsRace(t *testing.T, a, b store.Store) {
 		t.Fatalf("LeaseAttempts handed out %d attempts; want 60", len(handed))
 	}
 	leaseRace(t, "ClaimDials", a, b, 60, func(ctx context.Context, s store.Store, now time.Time, limit int) ([]string, error) {
-		as, err := s.ClaimDials(ctx, now, lease, limit)
-		return attemptIDs(as), err
+		ds, err := s.ClaimDials(ctx, now, lease, limit)
+		return dialIDs(ds), err
 	})
 }
 

@@ -263,10 +263,17 @@ func testSchedules(t *testing.T, open Opener) {
 			got, err := s.ClaimDials(ctx, now, hold, limit)
 			must(t, "ClaimDials", err)
 			call := fmt.Sprintf("%s: ClaimDials(now %v, limit %d)", step, now, limit)
-			sameIDSet(t, call, attemptIDs(got), attemptIDs(want))
+			sameIDSet(t, call, dialIDs(got), attemptIDs(want))
+			numberOf := map[string]string{}
+			for _, c := range f.contacts {
+				numberOf[c.ID] = c.PhoneNumber
+			}
 			for _, g := range got {
 				if g.State != schedule.Pending || g.ScheduleID != f.sc.ID || g.OrgID != f.orgID || g.ContactID == "" || g.Leases != 1 {
 					t.Errorf("%s returned %+v; want a pending attempt of schedule %s handed out once", call, g, f.sc.ID)
+				}
+				if g.PurchaseID != f.purchase.ID || g.To != numberOf[g.ContactID] {
+					t.Errorf("%s returned attempt %s with number %q, to %q; want the schedule's %s, to its contact's %q", call, g.ID, g.PurchaseID, g.To, f.purchase.ID, numberOf[g.ContactID])
 				}
 			}
 		}

@@ -223,6 +223,10 @@ func attemptIDs(as []schedule.Attempt) []string {
 	return ids(as, func(a schedule.Attempt) string { return a.ID })
 }
 
+func dialIDs(ds []store.Dial) []string {
+	return ids(ds, func(d store.Dial) string { return d.ID })
+}
+
 // ---- errors ----
 
 // must fails the test now when err is not nil.
