@@ -77,7 +77,11 @@ type Node struct {
 	// leaderUntil is when this node's leader lease ends by its own clock
 	// (Unix ns; 0: not the leader).
 	leaderUntil atomic.Int64
-	leaderTerm  atomic.Int64
+	// leadMu orders a heartbeat's claim of the leader lease with Drain
+	// and Leave: a claim in flight when the node starts draining must not
+	// make it lead again (and keep the lease) after they gave it up.
+	leadMu     sync.Mutex
+	leaderTerm atomic.Int64
 
 	// Commands (commands.go).
 	local    Local
@@ -192,6 +196,16 @@ func (n *Node) claimLeader(ctx context.Context, now time.Time) {
 		}
 		return // leadership, if any, runs out by its own clock
 	}
+	n.leadMu.Lock()
+	defer n.leadMu.Unlock()
+	if held && n.draining.Load() {
+		// Drain or Leave ran while this claim was in flight: give back
+		// what it took.
+		if err := n.cfg.Store.ReleaseLease(ctx, LeaderLease, n.id); err != nil && ctx.Err() == nil {
+			n.log.Warn("giving back the leader lease a draining node claimed failed", "err", err)
+		}
+		return
+	}
 	was := n.Leader()
 	if !held {
 		n.leaderUntil.Store(0)
@@ -218,10 +232,13 @@ func (n *Node) Leader() bool {
 // gives up the leader lease so that another node takes over within a
 // heartbeat. From now on it claims no leadership.
 func (n *Node) Drain(ctx context.Context) error {
-	if n.draining.Swap(true) {
+	n.leadMu.Lock()
+	already := n.draining.Swap(true)
+	n.leaderUntil.Store(0)
+	n.leadMu.Unlock()
+	if already {
 		return nil
 	}
-	n.leaderUntil.Store(0)
 	now := n.cfg.Now()
 	return errors.Join(n.cfg.Store.RenewNode(ctx, n.id, now, now.Add(n.cfg.Lease), true),
 		n.cfg.Store.ReleaseLease(ctx, LeaderLease, n.id))
@@ -234,8 +251,10 @@ func (n *Node) Draining() bool { return n.draining.Load() }
 // another node leads at once, and nothing waits for this one's lease. The
 // node claims no leadership any more (it is draining).
 func (n *Node) Leave(ctx context.Context) error {
+	n.leadMu.Lock()
 	n.draining.Store(true)
 	n.leaderUntil.Store(0)
+	n.leadMu.Unlock()
 	now := n.cfg.Now()
 	return errors.Join(n.cfg.Store.ReleaseLease(ctx, LeaderLease, n.id),
 		n.cfg.Store.RenewNode(ctx, n.id, now, now, true))

@@ -153,21 +153,8 @@ func (s *Store) suppressListed(ctx context.Context, tx *sql.Tx, ncs []store.NewC
 			for _, i := range chunk {
 				args = append(args, ncs[i].Call.To)
 			}
-			rows, err := s.query(ctx, tx, `SELECT number FROM dnc WHERE org_id = ? AND number IN (`+placeholders(len(chunk))+`)`, args...)
+			listed, err := s.querySet(ctx, tx, `SELECT number FROM dnc WHERE org_id = ? AND number IN (`+placeholders(len(chunk))+`)`, args...)
 			if err != nil {
-				return err
-			}
-			listed := map[string]bool{}
-			for rows.Next() {
-				var n string
-				if err := rows.Scan(&n); err != nil {
-					rows.Close()
-					return err
-				}
-				listed[n] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
 				return err
 			}
 			for _, i := range chunk {
@@ -204,23 +191,10 @@ func (s *Store) claimAttempts(ctx context.Context, tx *sql.Tx, ncs []store.NewCa
 			rows[j] = "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))"
 			args = append(args, c.AttemptID, c.ID, ms(c.CreatedAt))
 		}
-		res, err := s.query(ctx, tx, `WITH v (id, call_id, at) AS (VALUES `+strings.Join(rows, ", ")+`)
+		claimed, err := s.querySet(ctx, tx, `WITH v (id, call_id, at) AS (VALUES `+strings.Join(rows, ", ")+`)
 			UPDATE attempts SET state = 'dialed', call_id = v.call_id, updated_at = v.at FROM v
 			WHERE attempts.id = v.id AND attempts.state = 'pending' RETURNING attempts.id`, args...)
 		if err != nil {
-			return err
-		}
-		claimed := map[string]bool{}
-		for res.Next() {
-			var id string
-			if err := res.Scan(&id); err != nil {
-				res.Close()
-				return err
-			}
-			claimed[id] = true
-		}
-		res.Close()
-		if err := res.Err(); err != nil {
 			return err
 		}
 		for _, i := range chunk {
@@ -262,6 +236,25 @@ func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall
 		}
 	}
 	return s.bumpCounts(ctx, tx, deltas)
+}
+
+// querySet runs a statement that returns one text column and collects
+// the values.
+func (s *Store) querySet(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[string]bool, error) {
+	rows, err := s.query(ctx, tx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	set := map[string]bool{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		set[v] = true
+	}
+	return set, rows.Err()
 }
 
 // countDelta is a change to one call_counts row.
