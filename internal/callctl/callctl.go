@@ -189,7 +189,11 @@ func (s *Service) PlacePhoneCalls(ctx context.Context, reqs []PhoneCall) []Place
 	out := make([]Placed, len(reqs))
 	origins := map[string]*origin{}
 	var ncs []store.NewCall
-	var at []int // index in reqs of each of ncs
+	type from struct {
+		i int // in reqs
+		o *origin
+	}
+	var froms []from // of each of ncs
 	now := s.now().UTC()
 	for i, req := range reqs {
 		key := req.OrgID + "/" + req.PurchaseID + "/" + req.Provider
@@ -208,7 +212,7 @@ func (s *Service) PlacePhoneCalls(ctx context.Context, reqs []PhoneCall) []Place
 			Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
 		}
 		ncs = append(ncs, store.NewCall{Call: c, Suppressed: s.suppressedEvents(c)})
-		at = append(at, i)
+		froms = append(froms, from{i, o})
 	}
 	if len(ncs) == 0 {
 		return out
@@ -216,7 +220,7 @@ func (s *Service) PlacePhoneCalls(ctx context.Context, reqs []PhoneCall) []Place
 	errs, err := s.store.CreateCalls(ctx, ncs)
 	var placing sync.WaitGroup
 	for j, nc := range ncs {
-		i := at[j]
+		i, o := froms[j].i, froms[j].o
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -226,9 +230,7 @@ func (s *Service) PlacePhoneCalls(ctx context.Context, reqs []PhoneCall) []Place
 			continue
 		}
 		out[i].Call = nc.Call
-		placing.Go(func() {
-			out[i].Call, out[i].Err = s.place(ctx, origins[reqs[i].OrgID+"/"+reqs[i].PurchaseID+"/"+reqs[i].Provider], nc.Call)
-		})
+		placing.Go(func() { out[i].Call, out[i].Err = s.place(ctx, o, nc.Call) })
 	}
 	placing.Wait()
 	return out

@@ -280,13 +280,9 @@ func (s *Service) Complete(ctx context.Context) (int, error) {
 	marked := 0
 	for _, sc := range done {
 		// Final attempts stay final (no call of them is live to retry
-		// one), so the progress read here is the one marked.
-		_, as, err := s.store.GetSchedule(ctx, sc.OrgID, sc.ID)
-		if err != nil {
-			return marked, err
-		}
+		// one), so the progress read with them is the one marked.
 		now := s.now().UTC()
-		progress, err := json.Marshal(schedule.Count(as, now))
+		progress, err := json.Marshal(sc.Progress)
 		if err != nil {
 			return marked, err
 		}

@@ -316,8 +316,9 @@ type Store interface {
 	EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end AttemptEnd, events ...Event) error
 	// DoneSchedules lists up to limit schedules, oldest first, not marked
 	// completed whose attempts are all final: none pending, none with a
-	// live call. Only their settings are read (as GetAttempt's).
-	DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error)
+	// live call; each with its settings (as GetAttempt's, no dates nor
+	// contacts) and its attempts counted as ListSchedules counts them.
+	DoneSchedules(ctx context.Context, limit int) ([]ScheduleSummary, error)
 	// CompleteSchedule marks one of the organization's schedules
 	// completed at `at` and queues ev in the same transaction, if its
 	// attempts are still all final and it was not marked yet; it reports

@@ -380,23 +380,33 @@ const allFinal = `NOT EXISTS (SELECT 1 FROM attempts a WHERE a.schedule_id = sch
 		WHERE a.schedule_id = sched.id AND a.state = 'dialed' AND c.status < 3)`
 
 // DoneSchedules lists schedules whose attempts are all final and that are
-// not marked completed.
-func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error) {
+// not marked completed, with their counts.
+func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]store.ScheduleSummary, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules sched WHERE sched.completed_at = 0 AND `+allFinal+`
 		ORDER BY sched.created_at LIMIT ?`, limit)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []schedule.Schedule
+	var out []store.ScheduleSummary
 	for rows.Next() {
 		sc, err := scanSchedule(rows)
 		if err != nil {
+			rows.Close()
 			return nil, err
 		}
-		out = append(out, sc)
+		out = append(out, store.ScheduleSummary{Schedule: sc})
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	for i := range out {
+		if err := s.summarize(ctx, &out[i], now); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // CompleteSchedule marks a done schedule completed, once.

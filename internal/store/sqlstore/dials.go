@@ -217,7 +217,7 @@ func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall
 		return nil
 	}
 	row := "(" + placeholders(strings.Count(callCols, ",")+1) + ")"
-	shardOf := ncs[idx[0]].Call
+	shard := s.shard(ncs[idx[0]].Call.ID)
 	var deltas []countDelta
 	for chunk := range slices.Chunk(idx, 100) {
 		rows := make([]string, len(chunk))
@@ -228,8 +228,7 @@ func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall
 			args = append(args, c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
 				string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
 				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID)
-			shardOf.OrgID, shardOf.Type = c.OrgID, c.Type
-			deltas = append(deltas, s.delta(shardOf, c.Status, 1, 0))
+			deltas = append(deltas, countDelta{org: c.OrgID, typ: c.Type, status: c.Status, shard: shard, n: 1})
 		}
 		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES `+strings.Join(rows, ", "), args...); err != nil {
 			return err
@@ -271,13 +270,17 @@ type countDelta struct {
 // the call's id picks one of the dialect's CountShards rows, so that
 // concurrent calls of one organization seldom wait for one row's lock.
 func (s *Store) delta(c call.Call, status call.Status, n, changes int) countDelta {
-	shard := 0
-	if s.d.CountShards > 1 {
-		h := fnv.New32a()
-		h.Write([]byte(c.ID))
-		shard = int(h.Sum32() % uint32(s.d.CountShards))
+	return countDelta{org: c.OrgID, typ: c.Type, status: status, shard: s.shard(c.ID), n: n, changes: changes}
+}
+
+// shard is the call_counts shard of the call with the id.
+func (s *Store) shard(callID string) int {
+	if s.d.CountShards <= 1 {
+		return 0
 	}
-	return countDelta{org: c.OrgID, typ: c.Type, status: status, shard: shard, n: n, changes: changes}
+	h := fnv.New32a()
+	h.Write([]byte(callID))
+	return int(h.Sum32() % uint32(s.d.CountShards))
 }
 
 // bumpCounts applies deltas, those of one row summed, in one statement per

@@ -149,38 +149,43 @@ func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) (
 			rows.Close()
 			return nil, 0, err
 		}
-		out = append(out, store.ScheduleSummary{Schedule: sc, Attempts: map[string]int{}})
+		out = append(out, store.ScheduleSummary{Schedule: sc})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	now := ms(time.Now())
+	now := time.Now()
 	for i := range out {
-		out[i].Progress = schedule.Counters{Completed: map[string]int{}}
-		rows, err := s.query(ctx, s.r, `SELECT a.state, CASE WHEN c.status = 3 THEN 1 ELSE 0 END, COALESCE(c.outcome, ''),
-			CASE WHEN a.state = 'pending' AND a.leased_until > ? THEN 1 ELSE 0 END, COUNT(*)
-			FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> ''
-			WHERE a.schedule_id = ? GROUP BY 1, 2, 3, 4`, now, out[i].ID)
-		if err != nil {
-			return nil, 0, err
-		}
-		for rows.Next() {
-			var st, outcome string
-			var ended, leased, n int
-			if err := rows.Scan(&st, &ended, &outcome, &leased, &n); err != nil {
-				rows.Close()
-				return nil, 0, err
-			}
-			out[i].Attempts[schedule.Progress(schedule.AttemptState(st), ended == 1)] += n
-			out[i].Progress.Add(schedule.AttemptState(st), leased == 1, ended == 1, outcome, n)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := s.summarize(ctx, &out[i], now); err != nil {
 			return nil, 0, err
 		}
 	}
 	return out, total, nil
+}
+
+// summarize counts sum's attempts by progress (Attempts) and into its
+// campaign counters (Progress), as read at now, with one grouped query.
+func (s *Store) summarize(ctx context.Context, sum *store.ScheduleSummary, now time.Time) error {
+	sum.Attempts, sum.Progress = map[string]int{}, schedule.Counters{Completed: map[string]int{}}
+	rows, err := s.query(ctx, s.r, `SELECT a.state, CASE WHEN c.status = 3 THEN 1 ELSE 0 END, COALESCE(c.outcome, ''),
+		CASE WHEN a.state = 'pending' AND a.leased_until > ? THEN 1 ELSE 0 END, COUNT(*)
+		FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> ''
+		WHERE a.schedule_id = ? GROUP BY 1, 2, 3, 4`, ms(now), sum.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st, outcome string
+		var ended, leased, n int
+		if err := rows.Scan(&st, &ended, &outcome, &leased, &n); err != nil {
+			return err
+		}
+		sum.Attempts[schedule.Progress(schedule.AttemptState(st), ended == 1)] += n
+		sum.Progress.Add(schedule.AttemptState(st), leased == 1, ended == 1, outcome, n)
+	}
+	return rows.Err()
 }
 
 // CancelSchedule cancels a schedule's pending attempts.

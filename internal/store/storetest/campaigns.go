@@ -373,13 +373,18 @@ func testCampaigns(t *testing.T, open Opener) {
 		// Try 1 ends busy: retried.
 		c1 := mustCall(t, s, scheduledCall(f, a, at(time.Minute)))
 		retryDue, retryReq := at(time.Hour), at(30*time.Minute)
-		done := func(when string, want bool) {
+		done := func(when string, want bool) store.ScheduleSummary {
 			t.Helper()
 			ds, err := s.DoneSchedules(ctx, 100)
 			must(t, "DoneSchedules", err)
-			if got := slices.ContainsFunc(ds, func(d schedule.Schedule) bool { return d.ID == f.sc.ID }); got != want {
+			i := slices.IndexFunc(ds, func(d store.ScheduleSummary) bool { return d.ID == f.sc.ID })
+			if got := i >= 0; got != want {
 				t.Errorf("DoneSchedules %s lists the schedule: %v; want %v", when, got, want)
 			}
+			if i < 0 {
+				return store.ScheduleSummary{}
+			}
+			return ds[i]
 		}
 		done("before any dial", false)
 		end(c1, call.Busy, call.ReasonCustomerBusy, at(2*time.Minute), store.AttemptEnd{Retry: true, RequestedAt: retryReq, DueAt: retryDue, Retrying: ev("schedule.attempt.retrying")})
@@ -401,7 +406,9 @@ func testCampaigns(t *testing.T, open Opener) {
 		}
 		done("with the second try's call live", false)
 		end(c2, call.Completed, call.ReasonCustomerEnded, retryDue.Add(time.Minute), store.AttemptEnd{})
-		done("after the final try", true)
+		if d := done("after the final try", true); d.Progress.Completed["completed"] != 1 || d.Progress.Pending != 0 || d.Progress.Dialing != 0 {
+			t.Errorf("DoneSchedules progress = %+v; want its one attempt completed", d.Progress)
+		}
 		for i, want := range []bool{true, false} {
 			marked, err := s.CompleteSchedule(ctx, o.ID, f.sc.ID, retryDue.Add(2*time.Minute), ev("schedule.completed"))
 			must(t, "CompleteSchedule", err)

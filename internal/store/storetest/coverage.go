@@ -455,7 +455,7 @@ func (r *recorder) CreateCalls(ctx context.Context, calls []store.NewCall) ([]er
 	return r.s.CreateCalls(ctx, calls)
 }
 
-func (r *recorder) DoneSchedules(ctx context.Context, limit int) ([]schedule.Schedule, error) {
+func (r *recorder) DoneSchedules(ctx context.Context, limit int) ([]store.ScheduleSummary, error) {
 	r.hit("DoneSchedules")
 	return r.s.DoneSchedules(ctx, limit)
 }
