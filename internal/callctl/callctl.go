@@ -40,6 +40,9 @@ type Service struct {
 	// it takes; draining refuses new calls (Drain).
 	node     string
 	draining atomic.Bool
+
+	// group saves providers' early events together (applyGrouped).
+	group group
 }
 
 // SetNode sets the id of this node (internal/cluster), which the calls
@@ -354,7 +357,18 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 	default:
 		return
 	}
-	c, applied, err := s.apply(ctx, ev.CallID, ch, result...)
+	var (
+		c       call.Call
+		applied bool
+		err     error
+	)
+	if ch.To == call.Ended {
+		c, applied, err = s.apply(ctx, ev.CallID, ch, result...)
+	} else {
+		// Early events come in bursts (a batch of dials rings at once):
+		// they are saved in groups.
+		c, applied, err = s.applyGrouped(ev.CallID, ch)
+	}
 	if err != nil {
 		s.log.Error("provider event not applied", "call_id", ev.CallID, "event", ev.Kind.String(), "err", err)
 	}

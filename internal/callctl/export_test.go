@@ -14,3 +14,10 @@ func (s *Service) PendingHangups() int {
 
 // SetClock replaces the service's clock.
 func (s *Service) SetClock(now func() time.Time) { s.now = now }
+
+// QueuedEvents is how many provider events wait for the group being saved.
+func (s *Service) QueuedEvents() int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return len(s.group.queue)
+}

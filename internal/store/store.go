@@ -71,6 +71,14 @@ type NewCall struct {
 	Suppressed []Event
 }
 
+// CallUpdate is one call's change for Store.UpdateCalls: Call is saved if
+// the stored status is still Prev, with Events queued.
+type CallUpdate struct {
+	Call   call.Call
+	Prev   call.Status
+	Events []Event
+}
+
 // Dial is an attempt a dialer claimed (ClaimDials), with its schedule's
 // number and its contact's phone number.
 type Dial struct {
@@ -228,6 +236,9 @@ type Store interface {
 	GetCall(ctx context.Context, orgID, id string) (call.Call, error)
 	// GetCallAnyOrg is for provider events, which know only the call id.
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
+	// GetCallsAnyOrg is GetCallAnyOrg for many ids at once (a batch of
+	// provider events); ids not found are left out, in no given order.
+	GetCallsAnyOrg(ctx context.Context, ids []string) ([]call.Call, error)
 	// ListCalls returns a page of calls, newest first, and the total matching.
 	ListCalls(ctx context.Context, orgID string, f CallFilter) ([]call.Call, int, error)
 	// UpdateCall saves c if the stored status is still prev (Conflict
@@ -235,6 +246,12 @@ type Store interface {
 	// organization's subscribed webhook endpoints and, when c has just
 	// ended, its analysis (state pending).
 	UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...Event) error
+	// UpdateCalls is UpdateCall for many calls in one transaction (a batch
+	// of provider events): each is saved as UpdateCall saves it, and its
+	// outcome is at its index in the returned errors (nil: saved; a call
+	// named twice is a Conflict the second time). The second error, when
+	// set, means nothing was saved.
+	UpdateCalls(ctx context.Context, updates []CallUpdate) ([]error, error)
 	// SetCallRecording records that the call has a recording at path
 	// (relative to the data directory); NotFound when the organization has
 	// no such call. Only this method sets Call.Recording.

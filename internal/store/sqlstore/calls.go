@@ -44,6 +44,23 @@ func (s *Store) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 	return c, notFound(err, "call")
 }
 
+// GetCallsAnyOrg reads calls by id alone, 500 to a statement.
+func (s *Store) GetCallsAnyOrg(ctx context.Context, ids []string) ([]call.Call, error) {
+	var out []call.Call
+	for chunk := range slices.Chunk(ids, 500) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		cs, err := s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
 // ListCalls lists calls newest first. Totals come from call_counts unless a
 // date, direction or outcome filter asks for a count (call_counts has none
 // of them).
@@ -161,45 +178,127 @@ func resultJSON(r call.Result) string {
 	return string(b)
 }
 
-// UpdateCall saves a call whose status was prev when it was read, queues
-// the events for the organization's endpoints and, when the call has just
-// ended, its analysis.
+// UpdateCall saves one call: UpdateCalls of one.
 func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.updateCall(ctx, tx, c, prev, events) })
+	errs, err := s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// UpdateCalls saves calls, each if its stored status is still its Prev, in
+// one transaction and a few statements whatever their number (a batch of
+// provider events): one UPDATE … FROM (VALUES …) per 200, one totals
+// upsert, one analyses insert for those that just ended, and each
+// organization's events.
+func (s *Store) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error, error) {
+	errs := make([]error, len(us))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		clear(errs)
+		return s.updateCalls(ctx, tx, us, errs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
 }
 
 // updateCall is UpdateCall inside the caller's transaction.
 func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []store.Event) error {
-	res, err := s.exec(ctx, tx, `UPDATE calls SET status = ?, outcome = ?, ended_reason = ?, updated_at = ?, started_at = ?, ended_at = ?, result = ?,
-		direction = ?, provider_call_id = ?, node_id = ?
-		WHERE id = ? AND org_id = ? AND status = ?`,
-		int(c.Status), string(c.Outcome), c.EndedReason, ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-		string(c.Direction), c.ProviderCallID, c.NodeID, c.ID, c.OrgID, int(prev))
-	if err != nil {
+	errs := make([]error, 1)
+	if err := s.updateCalls(ctx, tx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}, errs); err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return apperr.Conflictf("call %s changed concurrently", c.ID)
+	return errs[0]
+}
+
+// updateCalls is UpdateCalls inside the caller's transaction; each call's
+// outcome goes to errs at its index. A call named twice is a Conflict the
+// second time (its Prev was read before the first was saved).
+func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpdate, errs []error) error {
+	seen := make(map[string]bool, len(us))
+	idx := make([]int, 0, len(us))
+	for i, u := range us {
+		if seen[u.Call.ID] {
+			errs[i] = apperr.Conflictf("call %s changed concurrently", u.Call.ID)
+			continue
+		}
+		seen[u.Call.ID] = true
+		idx = append(idx, i)
 	}
-	// The totals follow the status, and every update moves the
-	// organization's call version (see pageCache).
-	deltas := []countDelta{s.delta(c, c.Status, 0, 1)}
-	if c.Status != prev {
-		deltas[0].n = 1
-		deltas = append(deltas, s.delta(c, prev, -1, 0))
+	var (
+		deltas []countDelta
+		ended  []int
+		byOrg  = map[string][]store.Event{}
+		orgs   []string
+	)
+	for chunk := range slices.Chunk(idx, 200) {
+		rows := make([]string, len(chunk))
+		args := make([]any, 0, 13*len(chunk))
+		for j, i := range chunk {
+			c := us[i].Call
+			rows[j] = "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), " +
+				"CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))"
+			args = append(args, c.ID, c.OrgID, int(us[i].Prev), int(c.Status), string(c.Outcome), c.EndedReason,
+				ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result), string(c.Direction), c.ProviderCallID, c.NodeID)
+		}
+		saved, err := s.querySet(ctx, tx, `WITH v (id, org_id, prev, status, outcome, ended_reason, updated_at, started_at, ended_at, result, direction, provider_call_id, node_id)
+			AS (VALUES `+strings.Join(rows, ", ")+`)
+			UPDATE calls SET status = v.status, outcome = v.outcome, ended_reason = v.ended_reason, updated_at = v.updated_at,
+				started_at = v.started_at, ended_at = v.ended_at, result = v.result, direction = v.direction,
+				provider_call_id = v.provider_call_id, node_id = v.node_id
+			FROM v WHERE calls.id = v.id AND calls.org_id = v.org_id AND calls.status = v.prev RETURNING calls.id`, args...)
+		if err != nil {
+			return err
+		}
+		for _, i := range chunk {
+			u := us[i]
+			c := u.Call
+			if !saved[c.ID] {
+				errs[i] = apperr.Conflictf("call %s changed concurrently", c.ID)
+				continue
+			}
+			// The totals follow the status, and every update moves the
+			// organization's call version (see pageCache).
+			if c.Status != u.Prev {
+				deltas = append(deltas, s.delta(c, c.Status, 1, 1), s.delta(c, u.Prev, -1, 0))
+			} else {
+				deltas = append(deltas, s.delta(c, c.Status, 0, 1))
+			}
+			if c.Status == call.Ended && u.Prev != call.Ended {
+				ended = append(ended, i)
+			}
+			if len(u.Events) > 0 {
+				if _, ok := byOrg[c.OrgID]; !ok {
+					orgs = append(orgs, c.OrgID)
+				}
+				byOrg[c.OrgID] = append(byOrg[c.OrgID], u.Events...)
+			}
+		}
 	}
 	if err := s.bumpCounts(ctx, tx, deltas); err != nil {
 		return err
 	}
-	if c.Status == call.Ended && prev != call.Ended {
-		if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (call_id) DO NOTHING`, c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt)); err != nil {
+	for chunk := range slices.Chunk(ended, 200) {
+		rows := make([]string, len(chunk))
+		args := make([]any, 0, 5*len(chunk))
+		for j, i := range chunk {
+			c := us[i].Call
+			rows[j] = "(?, ?, ?, ?, ?)"
+			args = append(args, c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt))
+		}
+		if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES `+strings.Join(rows, ", ")+`
+			ON CONFLICT (call_id) DO NOTHING`, args...); err != nil {
 			return err
 		}
 	}
-	return s.queueEvents(ctx, tx, c.OrgID, events)
+	for _, org := range orgs {
+		if err := s.queueEvents(ctx, tx, org, byOrg[org]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetCallRecording records that the call has a recording at path.

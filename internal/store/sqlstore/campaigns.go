@@ -292,10 +292,15 @@ func (s *Store) anyCaps(ctx context.Context, tx *sql.Tx, caps schedule.Caps) (bo
 // dueCandidates reads up to limit due, unleased attempts of schedules
 // not paused, earliest first, except those of the full keys, locking them
 // (SKIP LOCKED on PostgreSQL: two promoters never lease the same one).
+// The attempts are picked from attempts alone, in the order of its index
+// attempts_due (state, due_at, id), which stops at the limit however many
+// are due (a join in the ordered part let PostgreSQL read and sort every
+// due attempt — 7,800 in a burst, 78 ms a promotion); only the picked rows
+// are joined to their schedule, contact and organization.
 func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, limit int, full map[string]map[string]bool) ([]leaseCandidate, error) {
 	var where strings.Builder
 	args := []any{ms(now), ms(now)}
-	for _, key := range []string{"a.schedule_id", "s.purchase_id", "a.org_id"} {
+	for _, key := range []string{"a.schedule_id", "a.org_id"} {
 		if ids := full[key]; len(ids) > 0 {
 			where.WriteString(" AND " + key + " NOT IN (" + placeholders(len(ids)) + ")")
 			for id := range ids {
@@ -303,14 +308,26 @@ func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, li
 			}
 		}
 	}
+	// A paused schedule's attempts, and those of a full number, are left
+	// out by one anti-join on the schedule.
+	skip := "s.paused_at <> 0"
+	if ids := full["s.purchase_id"]; len(ids) > 0 {
+		skip = "(" + skip + " OR s.purchase_id IN (" + placeholders(len(ids)) + "))"
+		for id := range ids {
+			args = append(args, id)
+		}
+	}
 	args = append(args, limit)
-	rows, err := s.query(ctx, tx, `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.lease_base,
-		s.purchase_id, s.timezone, s.calling_hours, s.max_concurrent_calls, COALESCE(ct.timezone, ''),
-		COALESCE(o.max_concurrent_calls, 0), COALESCE(o.max_concurrent_calls_per_number, 0)
-		FROM attempts a JOIN schedules s ON s.id = a.schedule_id
+	rows, err := s.query(ctx, tx, `WITH picked AS (SELECT a.id FROM attempts a
+			WHERE a.state = 'pending' AND a.due_at <= ? AND a.leased_until <= ?`+where.String()+`
+			AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.id = a.schedule_id AND `+skip+`)
+			ORDER BY a.state, a.due_at, a.id LIMIT ?`+s.skipLockedOf("a")+`)
+		SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.lease_base,
+			s.purchase_id, s.timezone, s.calling_hours, s.max_concurrent_calls, COALESCE(ct.timezone, ''),
+			COALESCE(o.max_concurrent_calls, 0), COALESCE(o.max_concurrent_calls_per_number, 0)
+		FROM picked JOIN attempts a ON a.id = picked.id JOIN schedules s ON s.id = a.schedule_id
 		LEFT JOIN contacts ct ON ct.id = a.contact_id LEFT JOIN orgs o ON o.id = a.org_id
-		WHERE a.state = 'pending' AND a.due_at <= ? AND a.leased_until <= ? AND s.paused_at = 0`+where.String()+`
-		ORDER BY a.due_at, a.id LIMIT ?`+s.skipLockedOf("a"), args...)
+		ORDER BY a.due_at, a.id`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,6 +282,82 @@ func testCalls(t *testing.T, open Opener) {
 		listCalls(t, s, other.ID, store.CallFilter{Page: page(1, 10)}, nil, 0)
 		listCalls(t, s, other.ID, store.CallFilter{Status: statusPtr(call.Ended), Page: page(1, 10)}, nil, 0)
 		listCalls(t, s, other.ID, store.CallFilter{Status: statusPtr(call.Queued), Page: page(1, 10)}, nil, 0)
+	})
+
+	// UpdateCalls saves each call of a batch as UpdateCall would, in one
+	// transaction: the totals, analyses and events follow the calls saved,
+	// and a stale or repeated change is refused alone.
+	t.Run("UpdateCalls", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o, other := mustOrg(t, s, "Acme"), mustOrg(t, s, "Other")
+		w := mustWebhook(t, s, o.ID, "call.started")
+		var cs []call.Call
+		for i := range 4 {
+			cs = append(cs, mustCall(t, s, newCall(o.ID, call.Phone, at(time.Duration(i)*time.Second))))
+		}
+		theirs := mustCall(t, s, newCall(other.ID, call.Phone, at(5*time.Second)))
+		got, err := s.GetCallsAnyOrg(ctx, []string{cs[0].ID, theirs.ID, id.New(id.Call), cs[3].ID})
+		must(t, "GetCallsAnyOrg", err)
+		slices.SortFunc(got, func(a, b call.Call) int { return strings.Compare(a.ID, b.ID) })
+		want := []call.Call{normCall(cs[0]), normCall(theirs), normCall(cs[3])}
+		slices.SortFunc(want, func(a, b call.Call) int { return strings.Compare(a.ID, b.ID) })
+		equal(t, "GetCallsAnyOrg(two of one org, one of another, one unknown)", got, want)
+
+		change := func(c call.Call, to call.Status, d time.Duration) call.Call {
+			c.Status, c.UpdatedAt, c.ProviderCallID = to, at(d), "pc-"+c.ID
+			switch to {
+			case call.InProgress:
+				c.StartedAt, c.NodeID = c.UpdatedAt, "node-1"
+			case call.Ended:
+				c.EndedAt, c.Outcome, c.EndedReason = c.UpdatedAt, call.NoAnswer, call.ReasonCustomerNoAnswer
+			}
+			return c
+		}
+		started := newEvent("call.started", at(time.Minute))
+		us := []store.CallUpdate{
+			{Call: change(cs[0], call.Ringing, time.Minute), Prev: call.Queued},
+			{Call: change(cs[1], call.InProgress, time.Minute), Prev: call.Queued, Events: []store.Event{started}},
+			{Call: change(cs[2], call.Ended, time.Minute), Prev: call.Queued},
+			{Call: change(cs[3], call.Ended, time.Minute), Prev: call.Ringing, Events: []store.Event{newEvent("call.started", at(time.Minute))}}, // stale prev
+			{Call: change(cs[0], call.InProgress, 2*time.Minute), Prev: call.Queued},                                                             // named twice
+			{Call: change(theirs, call.Ringing, time.Minute), Prev: call.Queued},
+		}
+		errs, err := s.UpdateCalls(ctx, us)
+		must(t, "UpdateCalls", err)
+		for i, u := range us {
+			stored, err := s.GetCall(ctx, u.Call.OrgID, u.Call.ID)
+			must(t, "GetCall", err)
+			switch i {
+			case 3, 4:
+				wantKind(t, fmt.Sprintf("UpdateCalls change %d", i), errs[i], apperr.Conflict)
+				if i == 3 {
+					equal(t, "GetCall after a refused change", stored, normCall(cs[3]))
+				}
+			default:
+				must(t, fmt.Sprintf("UpdateCalls change %d", i), errs[i])
+				equal(t, fmt.Sprintf("GetCall after change %d", i), stored, normCall(u.Call))
+			}
+		}
+		// Totals: Acme has one ringing, one in progress, one ended, one
+		// queued (the refused); Other one ringing.
+		for st, n := range map[call.Status]int{call.Queued: 1, call.Ringing: 1, call.InProgress: 1, call.Ended: 1} {
+			_, total, err := s.ListCalls(ctx, o.ID, store.CallFilter{Status: statusPtr(st), Page: page(1, 10)})
+			must(t, "ListCalls", err)
+			if total != n {
+				t.Errorf("ListCalls(%s) total after UpdateCalls = %d; want %d", st.Text(), total, n)
+			}
+		}
+		listCalls(t, s, other.ID, store.CallFilter{Status: statusPtr(call.Ringing), Page: page(1, 10)}, []call.Call{us[5].Call}, 1)
+		// The ended call has its analysis; the refused one none; only the
+		// saved change's event is queued.
+		if _, err := s.GetAnalysis(ctx, o.ID, cs[2].ID); err != nil {
+			t.Errorf("GetAnalysis(call ended by UpdateCalls): %v; want pending", err)
+		}
+		_, err = s.GetAnalysis(ctx, o.ID, cs[3].ID)
+		wantKind(t, "GetAnalysis(call whose end was refused)", err, apperr.NotFound)
+		m := claimOne(t, s, "after UpdateCalls", at(time.Hour))
+		wantMessage(t, "ClaimOutbox after UpdateCalls", m, w, started, 0)
 	})
 
 	t.Run("Recording", func(t *testing.T) {

@@ -174,6 +174,22 @@ func testCampaigns(t *testing.T, open Opener) {
 		if waiting != 1 {
 			t.Errorf("attempts over the caps = %d pending and unleased; want 1", waiting)
 		}
+
+		// A full number's backlog does not hold another number back: the
+		// page after the first leaves the full number out.
+		o3 := mustOrg(t, s, "Gamma")
+		busy := campaignSchedule(t, s, o3.ID, 12, at(time.Minute), nil)
+		later := campaignSchedule(t, s, o3.ID, 2, at(time.Hour), nil)
+		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 5, schedule.Caps{PerNumber: 2})
+		must(t, "LeaseAttemptsUnder(per number 2, backlog on one number)", err)
+		bySched = map[string]int{}
+		for _, a := range got {
+			bySched[a.ScheduleID]++
+		}
+		if bySched[busy.sc.ID] != 2 || bySched[later.sc.ID] != 2 || len(got) != 4 {
+			t.Errorf("LeaseAttemptsUnder(limit 5, 2 per number) leased %d of the number with 12 due first, %d of the other (%d in all); want 2, 2 (4)",
+				bySched[busy.sc.ID], bySched[later.sc.ID], len(got))
+		}
 	})
 
 	t.Run("LeaseMovesToTheWindow", func(t *testing.T) {

@@ -368,6 +368,16 @@ func (r *recorder) GetCallAnyOrg(ctx context.Context, id string) (call.Call, err
 	return r.s.GetCallAnyOrg(ctx, id)
 }
 
+func (r *recorder) GetCallsAnyOrg(ctx context.Context, ids []string) ([]call.Call, error) {
+	r.hit("GetCallsAnyOrg")
+	return r.s.GetCallsAnyOrg(ctx, ids)
+}
+
+func (r *recorder) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error, error) {
+	r.hit("UpdateCalls")
+	return r.s.UpdateCalls(ctx, us)
+}
+
 func (r *recorder) ListCalls(ctx context.Context, orgID string, f store.CallFilter) ([]call.Call, int, error) {
 	r.hit("ListCalls")
 	return r.s.ListCalls(ctx, orgID, f)
