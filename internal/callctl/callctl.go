@@ -14,6 +14,7 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
+	"switchboard/internal/groupcommit"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
@@ -41,8 +42,8 @@ type Service struct {
 	node     string
 	draining atomic.Bool
 
-	// group saves providers' early events together (applyGrouped).
-	group group
+	// early saves providers' early events in groups (applyGrouped).
+	early groupcommit.Group[early, applied]
 }
 
 // SetNode sets the id of this node (internal/cluster), which the calls
@@ -98,7 +99,9 @@ const hangupTimeout = 10 * time.Second
 
 // New returns a Service. Providers are added with AddProvider before use.
 func New(st store.Store, log *slog.Logger) *Service {
-	return &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]hangup{}}
+	s := &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]hangup{}}
+	s.early.Save = s.saveEarly
+	return s
 }
 
 // AddProvider registers a telephony provider under its name.

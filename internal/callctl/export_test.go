@@ -16,8 +16,4 @@ func (s *Service) PendingHangups() int {
 func (s *Service) SetClock(now func() time.Time) { s.now = now }
 
 // QueuedEvents is how many provider events wait for the group being saved.
-func (s *Service) QueuedEvents() int {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return len(s.group.queue)
-}
+func (s *Service) QueuedEvents() int { return s.early.Queued() }

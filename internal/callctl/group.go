@@ -3,7 +3,6 @@ package callctl
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -11,45 +10,27 @@ import (
 	"switchboard/internal/store"
 )
 
-// maxGroup is the most provider events one group applies.
-const maxGroup = 200
-
-// groupTimeout bounds the store calls of one group.
+// groupTimeout bounds the store calls of one group of early events.
 const groupTimeout = 10 * time.Second
 
-// group applies providers' early events (ringing, answered) in groups, a
-// group commit: the changes that arrive while one group is being saved
-// wait, and the next group saves them together (one read, one transaction:
-// store.GetCallsAnyOrg, store.UpdateCalls). A burst of dials causes a
-// burst of ringing events, one per call; in groups they cost a few
-// statements per group instead of a transaction per call. A lone event is
-// saved at once, as a group of one.
-//
-// There is no goroutine of its own: the caller whose event finds no group
-// under way leads, saves one group (its own event and those queued before
-// it, at most maxGroup), then hands the lead to the first event still
-// queued, whose caller saves the next. Every caller waits for its own
-// event's result, so the queue holds at most one event per caller.
-type group struct {
-	mu      sync.Mutex
-	queue   []*groupItem
-	leading bool
-}
+// The providers' early events (ringing, answered) are saved in groups
+// (groupcommit): the changes that arrive while one group is being saved
+// are read together (store.GetCallsAnyOrg) and saved in one transaction
+// (store.UpdateCalls). A burst of dials causes a burst of ringing events,
+// one per call; in groups they cost a few statements per group instead of
+// a transaction per call.
 
-type groupItem struct {
+// early is a provider's early event for the group.
+type early struct {
 	callID string
 	ch     call.Change
-	// done receives the item's result, or the lead (lead set): its
-	// caller saves the next group, its own item first. Buffered: a
-	// group's leader never waits on another caller.
-	done chan groupResult
 }
 
-type groupResult struct {
+// applied is an early event's outcome, as apply reports it.
+type applied struct {
 	c       call.Call
 	applied bool
 	err     error
-	lead    bool
 }
 
 // applyGrouped is apply, saved in a group with the changes that arrive
@@ -57,55 +38,22 @@ type groupResult struct {
 // apply (the end of a scheduled call also decides its attempt's retry,
 // store.EndAttemptCall, one call at a time).
 func (s *Service) applyGrouped(callID string, ch call.Change) (call.Call, bool, error) {
-	it := &groupItem{callID: callID, ch: ch, done: make(chan groupResult, 1)}
-	s.group.mu.Lock()
-	s.group.queue = append(s.group.queue, it)
-	lead := !s.group.leading
-	s.group.leading = true
-	s.group.mu.Unlock()
-	for {
-		if lead {
-			s.saveGroup()
-		}
-		r := <-it.done
-		if !r.lead {
-			return r.c, r.applied, r.err
-		}
-		lead = true
-	}
+	r := s.early.Do(early{callID: callID, ch: ch})
+	return r.c, r.applied, r.err
 }
 
-// saveGroup takes the queued changes (up to maxGroup), saves them, sends
-// each its result and hands the lead on.
-func (s *Service) saveGroup() {
-	s.group.mu.Lock()
-	n := min(len(s.group.queue), maxGroup)
-	items := make([]*groupItem, n)
-	copy(items, s.group.queue)
-	s.group.queue = append(s.group.queue[:0], s.group.queue[n:]...)
-	s.group.mu.Unlock()
-
+// saveEarly saves one group of early events.
+func (s *Service) saveEarly(items []early) []applied {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
-	results := s.applyAll(ctx, items)
-	cancel()
-	for i, it := range items {
-		it.done <- results[i]
-	}
-
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	if len(s.group.queue) == 0 {
-		s.group.leading = false
-		return
-	}
-	s.group.queue[0].done <- groupResult{lead: true}
+	defer cancel()
+	return s.applyAll(ctx, items)
 }
 
 // applyAll applies the items' changes as apply would, the calls read and
 // saved together; a change refused by a concurrent one (Conflict), or a
 // call named twice, is applied again alone (apply reads it again).
-func (s *Service) applyAll(ctx context.Context, items []*groupItem) []groupResult {
-	out := make([]groupResult, len(items))
+func (s *Service) applyAll(ctx context.Context, items []early) []applied {
+	out := make([]applied, len(items))
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.callID
@@ -143,9 +91,9 @@ func (s *Service) applyAll(ctx context.Context, items []*groupItem) []groupResul
 			var te *call.ErrTransition
 			if errors.As(err, &te) {
 				s.log.Debug("transition skipped", "call_id", it.callID, "from", te.From.Text(), "to", te.To.Text())
-				out[i] = groupResult{c: c}
+				out[i] = applied{c: c}
 			} else {
-				out[i] = groupResult{c: c, err: err}
+				out[i] = applied{c: c, err: err}
 			}
 			continue
 		}
@@ -161,7 +109,7 @@ func (s *Service) applyAll(ctx context.Context, items []*groupItem) []groupResul
 				out[i].err = err
 			case errs[j] == nil:
 				s.after(u.Call)
-				out[i] = groupResult{c: u.Call, applied: true}
+				out[i] = applied{c: u.Call, applied: true}
 			case apperr.Is(errs[j], apperr.Conflict):
 				alone = append(alone, i)
 			default:
@@ -170,8 +118,8 @@ func (s *Service) applyAll(ctx context.Context, items []*groupItem) []groupResul
 		}
 	}
 	for _, i := range alone {
-		c, applied, err := s.apply(ctx, items[i].callID, items[i].ch)
-		out[i] = groupResult{c: c, applied: applied, err: err}
+		c, ok, err := s.apply(ctx, items[i].callID, items[i].ch)
+		out[i] = applied{c: c, applied: ok, err: err}
 	}
 	return out
 }

@@ -196,7 +196,11 @@ func (s *Store) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error
 	errs := make([]error, len(us))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		clear(errs)
-		return s.updateCalls(ctx, tx, us, errs)
+		deltas, err := s.updateCalls(ctx, tx, us, errs)
+		if err != nil {
+			return err
+		}
+		return s.bumpCounts(ctx, tx, deltas)
 	})
 	if err != nil {
 		return nil, err
@@ -204,19 +208,26 @@ func (s *Store) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error
 	return errs, nil
 }
 
-// updateCall is UpdateCall inside the caller's transaction.
-func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []store.Event) error {
+// updateCall is UpdateCall inside the caller's transaction, but for the
+// totals: it returns their deltas, which the caller applies last
+// (bumpCounts), so that the totals' rows are locked only from then until
+// the commit.
+func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []store.Event) ([]countDelta, error) {
 	errs := make([]error, 1)
-	if err := s.updateCalls(ctx, tx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}, errs); err != nil {
-		return err
+	deltas, err := s.updateCalls(ctx, tx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}, errs)
+	if err != nil {
+		return nil, err
 	}
-	return errs[0]
+	return deltas, errs[0]
 }
 
-// updateCalls is UpdateCalls inside the caller's transaction; each call's
-// outcome goes to errs at its index. A call named twice is a Conflict the
-// second time (its Prev was read before the first was saved).
-func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpdate, errs []error) error {
+// updateCalls is UpdateCalls inside the caller's transaction, returning
+// the totals' deltas for the caller to apply last; each call's outcome
+// goes to errs at its index. A call named twice is a Conflict the second
+// time (its Prev was read before the first was saved). The deltas of a
+// batch are all on the shard of its first call, as insertCalls' are: a
+// batch locks one row of each total it changes, not every shard's.
+func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpdate, errs []error) ([]countDelta, error) {
 	seen := make(map[string]bool, len(us))
 	idx := make([]int, 0, len(us))
 	for i, u := range us {
@@ -250,7 +261,7 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 				provider_call_id = v.provider_call_id, node_id = v.node_id
 			FROM v WHERE calls.id = v.id AND calls.org_id = v.org_id AND calls.status = v.prev RETURNING calls.id`, args...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, i := range chunk {
 			u := us[i]
@@ -277,9 +288,6 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 			}
 		}
 	}
-	if err := s.bumpCounts(ctx, tx, deltas); err != nil {
-		return err
-	}
 	for chunk := range slices.Chunk(ended, 200) {
 		rows := make([]string, len(chunk))
 		args := make([]any, 0, 5*len(chunk))
@@ -290,15 +298,21 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 		}
 		if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES `+strings.Join(rows, ", ")+`
 			ON CONFLICT (call_id) DO NOTHING`, args...); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, org := range orgs {
 		if err := s.queueEvents(ctx, tx, org, byOrg[org]); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	if len(idx) > 0 {
+		shard := s.shard(us[idx[0]].Call.ID)
+		for i := range deltas {
+			deltas[i].shard = shard
+		}
+	}
+	return deltas, nil
 }
 
 // SetCallRecording records that the call has a recording at path.

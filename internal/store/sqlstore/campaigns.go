@@ -352,42 +352,52 @@ func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, li
 // EndAttemptCall saves the call and, when it has just ended, does end to its attempt.
 func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if err := s.updateCall(ctx, tx, c, prev, events); err != nil {
-			return err
-		}
-		if !end.Retry || c.AttemptID == "" || c.Status != call.Ended || prev == call.Ended {
-			return nil
-		}
-		// A shared lock on the schedule's row orders the retry with a
-		// cancel, which locks it first (CancelSchedule): the cancel either
-		// sees the attempt pending again and cancels it, or is seen here.
-		// The ends of one schedule's calls do not wait for each other.
-		var canceled int64
-		err := s.row(ctx, tx, `SELECT s.canceled_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forShare(),
-			c.AttemptID).Scan(&canceled)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && canceled != 0) {
-			return nil
-		}
+		deltas, err := s.updateCall(ctx, tx, c, prev, events)
 		if err != nil {
 			return err
 		}
-		var tries string
-		var due int64
-		err = s.row(ctx, tx, `SELECT tries, due_at FROM attempts WHERE id = ? AND state = 'dialed' AND call_id = ?`, c.AttemptID, c.ID).Scan(&tries, &due)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // not the attempt's current try
-		}
-		if err != nil {
+		if err := s.retryAttempt(ctx, tx, c, prev, end); err != nil {
 			return err
 		}
-		ts := append(parseTries(tries), schedule.Try{Due: fromMS(due), DialedAt: c.CreatedAt, CallID: c.ID, Outcome: string(c.Outcome), EndedReason: c.EndedReason})
-		if _, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'pending', call_id = '', tries = ?, requested_at = ?, due_at = ?,
-			leased_until = 0, lease_base = leases, updated_at = ? WHERE id = ?`,
-			triesJSON(ts), ms(end.RequestedAt), ms(end.DueAt), ms(c.UpdatedAt), c.AttemptID); err != nil {
-			return err
-		}
-		return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
+		return s.bumpCounts(ctx, tx, deltas) // last: see updateCall
 	})
+}
+
+// retryAttempt does end to the attempt of a call that has just ended: a
+// retry sends it back to pending, its try recorded.
+func (s *Store) retryAttempt(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, end store.AttemptEnd) error {
+	if !end.Retry || c.AttemptID == "" || c.Status != call.Ended || prev == call.Ended {
+		return nil
+	}
+	// A shared lock on the schedule's row orders the retry with a
+	// cancel, which locks it first (CancelSchedule): the cancel either
+	// sees the attempt pending again and cancels it, or is seen here.
+	// The ends of one schedule's calls do not wait for each other.
+	var canceled int64
+	err := s.row(ctx, tx, `SELECT s.canceled_at FROM schedules s WHERE s.id = (SELECT a.schedule_id FROM attempts a WHERE a.id = ?)`+s.forShare(),
+		c.AttemptID).Scan(&canceled)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && canceled != 0) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var tries string
+	var due int64
+	err = s.row(ctx, tx, `SELECT tries, due_at FROM attempts WHERE id = ? AND state = 'dialed' AND call_id = ?`, c.AttemptID, c.ID).Scan(&tries, &due)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // not the attempt's current try
+	}
+	if err != nil {
+		return err
+	}
+	ts := append(parseTries(tries), schedule.Try{Due: fromMS(due), DialedAt: c.CreatedAt, CallID: c.ID, Outcome: string(c.Outcome), EndedReason: c.EndedReason})
+	if _, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'pending', call_id = '', tries = ?, requested_at = ?, due_at = ?,
+			leased_until = 0, lease_base = leases, updated_at = ? WHERE id = ?`,
+		triesJSON(ts), ms(end.RequestedAt), ms(end.DueAt), ms(c.UpdatedAt), c.AttemptID); err != nil {
+		return err
+	}
+	return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
 }
 
 // allFinal is true of a schedule (alias sched) none of whose attempts is

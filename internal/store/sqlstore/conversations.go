@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,21 +20,63 @@ import (
 const turnCols = `id, org_id, call_id, seq, role, text, started_at, ended_at, interrupted, latency_us,
 	has_breakdown, endpointing_us, transcriber_us, model_us, voice_us, platform_us, total_us`
 
-// AppendTurn stores one transcript turn, with its breakdown when it has one.
+// AppendTurn stores one transcript turn, with its breakdown when it has
+// one. The turns of a node's concurrent calls are stored in groups
+// (groupcommit, insertTurns): a turn that arrives while a group is being
+// stored waits and is stored with the next, in one statement and one
+// commit; AppendTurn returns once its own turn is stored.
 func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
-	var b call.Breakdown
-	if t.Breakdown != nil {
-		b = *t.Breakdown
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	_, err := s.exec(ctx, s.w, `INSERT INTO turns (`+turnCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds(),
-		t.Breakdown != nil, b.Endpointing.Microseconds(), b.Transcriber.Microseconds(), b.Model.Microseconds(),
-		b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds())
-	if err != nil && s.d.IsUnique(err) {
-		return apperr.Conflictf("turn %d of call %s already stored", t.Seq, t.CallID)
+	return s.turns.Do(t)
+}
+
+// turnTimeout bounds the storing of one group of turns.
+const turnTimeout = 10 * time.Second
+
+// insertTurns stores a group of turns in one INSERT per 100 (one
+// transaction): a turn whose (call, seq) is taken, by an earlier turn or
+// one before it in the group, is a Conflict; the others are stored.
+func (s *Store) insertTurns(ts []call.Turn) []error {
+	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
+	defer cancel()
+	errs := make([]error, len(ts))
+	row := "(" + placeholders(strings.Count(turnCols, ",")+1) + ")"
+	stored := map[string]bool{}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		clear(stored)
+		for chunk := range slices.Chunk(ts, 100) {
+			rows := make([]string, len(chunk))
+			args := make([]any, 0, 17*len(chunk))
+			for j, t := range chunk {
+				var b call.Breakdown
+				if t.Breakdown != nil {
+					b = *t.Breakdown
+				}
+				rows[j] = row
+				args = append(args, t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds(),
+					t.Breakdown != nil, b.Endpointing.Microseconds(), b.Transcriber.Microseconds(), b.Model.Microseconds(),
+					b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds())
+			}
+			ids, err := s.querySet(ctx, tx, `INSERT INTO turns (`+turnCols+`) VALUES `+strings.Join(rows, ", ")+`
+				ON CONFLICT DO NOTHING RETURNING id`, args...)
+			if err != nil {
+				return err
+			}
+			maps.Copy(stored, ids)
+		}
+		return nil
+	})
+	for i, t := range ts {
+		switch {
+		case err != nil:
+			errs[i] = err
+		case !stored[t.ID]:
+			errs[i] = apperr.Conflictf("turn %d of call %s already stored", t.Seq, t.CallID)
+		}
 	}
-	return err
+	return errs
 }
 
 // ListTurns returns a call's turns in order.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/call"
+	"switchboard/internal/groupcommit"
 )
 
 // Dialect is what differs between the databases.
@@ -47,6 +49,8 @@ type Store struct {
 	queries sync.Map // original query → rebound query
 	stmts   sync.Map // stmtKey → *sql.Stmt
 	pages   *pageCache
+	// turns stores AppendTurn's turns in groups (insertTurns).
+	turns *groupcommit.Group[call.Turn, error]
 }
 
 // New returns a Store writing through w and reading through r.
@@ -54,7 +58,9 @@ func New(w, r *sql.DB, d Dialect) *Store {
 	if r == nil {
 		r = w
 	}
-	return &Store{w: w, r: r, d: d, pages: newPageCache(DefaultPageCache)}
+	s := &Store{w: w, r: r, d: d, pages: newPageCache(DefaultPageCache)}
+	s.turns = &groupcommit.Group[call.Turn, error]{Save: s.insertTurns}
+	return s
 }
 
 // Writer is the pool that writes; the job queue shares it on SQLite.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,6 +88,62 @@ func testTurns(t *testing.T, open Opener) {
 		must(t, "ListTurns(call without turns)", err)
 		if len(none) != 0 {
 			t.Errorf("ListTurns(call without turns) = %d turns; want none", len(none))
+		}
+	})
+
+	// Concurrent appends (stored in groups on one store) each store their
+	// own turn, and of two turns with one seq exactly one is stored.
+	t.Run("Concurrent", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		o := mustOrg(t, s, "Acme")
+		var calls []call.Call
+		for i := range 4 {
+			calls = append(calls, mustCall(t, s, newCall(o.ID, call.Phone, at(time.Duration(i)*time.Second))))
+		}
+		const perCall = 25
+		type appended struct {
+			tn  call.Turn
+			err error
+		}
+		results := make(chan appended, len(calls)*(perCall+1))
+		var wg sync.WaitGroup
+		for _, c := range calls {
+			for seq := 1; seq <= perCall; seq++ {
+				tn := newTurn(c, seq, call.RoleUser, fmt.Sprintf("turn %d", seq), at(time.Duration(seq)*time.Second))
+				wg.Go(func() { results <- appended{tn, s.AppendTurn(t.Context(), tn)} })
+			}
+			rival := newTurn(c, 7, call.RoleAssistant, "rival of turn 7", at(7*time.Second))
+			wg.Go(func() { results <- appended{rival, s.AppendTurn(t.Context(), rival)} })
+		}
+		wg.Wait()
+		close(results)
+		stored := map[string]call.Turn{}
+		refused := map[string]int{}
+		for r := range results {
+			switch {
+			case r.err == nil:
+				stored[r.tn.ID] = r.tn
+			case apperr.Is(r.err, apperr.Conflict) && r.tn.Seq == 7:
+				refused[r.tn.CallID]++
+			default:
+				t.Errorf("AppendTurn(%s seq %d) = %v", r.tn.CallID, r.tn.Seq, r.err)
+			}
+		}
+		for _, c := range calls {
+			got, err := s.ListTurns(t.Context(), o.ID, c.ID)
+			must(t, "ListTurns", err)
+			if len(got) != perCall || refused[c.ID] != 1 {
+				t.Errorf("call %s: %d turns stored, %d refused; want %d and the one rival of seq 7", c.ID, len(got), refused[c.ID], perCall)
+			}
+			for i, tn := range got {
+				want, ok := stored[tn.ID]
+				if !ok || tn.Seq != i+1 {
+					t.Errorf("call %s: turn %d listed is %s seq %d, whose AppendTurn did not succeed (or out of order)", c.ID, i, tn.ID, tn.Seq)
+					continue
+				}
+				equal(t, "listed turn", normTurn(tn), normTurn(want))
+			}
 		}
 	})
 
