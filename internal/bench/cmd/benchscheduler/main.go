@@ -32,8 +32,12 @@ func main() {
 	nodes := flag.Int("nodes", 3, "nodes on PostgreSQL")
 	out := flag.String("out", "", "markdown file whose \"## bench-scheduler\" section is written")
 	flag.BoolVar(&skipSQLite, "skip-sqlite", false, "run the PostgreSQL nodes only (with -out, the SQLite row is then missing)")
-	flag.StringVar(&profileDir, "profile", "", "directory to write each node's CPU profile of the first 5 s after the due time to (go tool pprof)")
+	flag.StringVar(&profileDir, "profile", "", "directory to write each node's CPU profile of the first 5 s after the due time to (go tool pprof), and its goroutines 2.5 s after it")
+	ring := flag.Duration("ring", 0, "run with this one ring time instead of 6 s and 1 s (with -out, the other rows are then missing)")
 	flag.Parse()
+	if *ring > 0 {
+		rings = []time.Duration{*ring}
+	}
 	if err := run(*attempts, *lead, *pg, *nodes, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "benchscheduler:", err)
 		os.Exit(1)
@@ -169,8 +173,15 @@ func runOne(ctx context.Context, bin, dbURL, dir string, sc scenario, ring time.
 	time.Sleep(time.Until(due))
 	var profiles sync.WaitGroup
 	for i, addr := range metrics {
+		path := filepath.Join(profileDir, fmt.Sprintf("%s-%v-n%d", sc.name, ring, i+1))
 		profiles.Go(func() {
-			if err := profile(addr, filepath.Join(profileDir, fmt.Sprintf("%s-%v-n%d.pprof", sc.name, ring, i+1))); err != nil {
+			if err := profile(addr, "profile?seconds=5", path+".pprof"); err != nil {
+				fmt.Fprintln(os.Stderr, "profile:", err)
+			}
+		})
+		profiles.Go(func() {
+			time.Sleep(2500 * time.Millisecond)
+			if err := profile(addr, "goroutine?debug=1", path+"-goroutines.txt"); err != nil {
 				fmt.Fprintln(os.Stderr, "profile:", err)
 			}
 		})
@@ -229,9 +240,9 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// profile writes 5 s of a node's CPU profile to path.
-func profile(addr, path string) error {
-	res, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=5") //nolint:noctx // bounded by the profile's length
+// profile writes a node's profile (the /debug/pprof/ path and query) to path.
+func profile(addr, what, path string) error {
+	res, err := http.Get("http://" + addr + "/debug/pprof/" + what) //nolint:noctx // bounded by the profile's length
 	if err != nil {
 		return err
 	}
