@@ -16,8 +16,10 @@ import (
 // Defaults of Dialer.
 const (
 	// DefaultDialers is how many attempts a node dials at once (their
-	// providers' Place under way), in batches of DefaultDialBatch.
-	DefaultDialers = 200
+	// providers' Place under way), in batches of DefaultDialBatch. 400 in
+	// batches of 200 dialed a burst about a fifth faster than 200 in
+	// batches of 100 (bench-scheduler): fewer, larger transactions.
+	DefaultDialers = 400
 	// DefaultDialEvery is how often a dialer looks for handed-out attempts
 	// (a promotion on the same node wakes it at once: Nudge).
 	DefaultDialEvery = 100 * time.Millisecond
@@ -32,7 +34,7 @@ const (
 	DefaultDialTimeout = time.Minute
 	// DefaultDialBatch is the most attempts dialed as one batch: their
 	// calls are stored in one transaction (callctl.PlacePhoneCalls).
-	DefaultDialBatch = 100
+	DefaultDialBatch = 200
 )
 
 // Dialer is a node's share of the dialing: it claims the attempts the

@@ -40,7 +40,7 @@ const (
 	// each promotion hands out only what keeps the count under it, so the
 	// dialers hold what they drain in seconds and a hand-out ends undialed
 	// only when no dialer could take it.
-	DefaultMaxLeased = 2000
+	DefaultMaxLeased = 4000
 	// DefaultMaxLeases is how many times an attempt's try is handed out
 	// before it is failed instead: a dial that fails every time is not
 	// retried forever, and such attempts cannot hold the leased budget.
