@@ -180,11 +180,7 @@ func resultJSON(r call.Result) string {
 
 // UpdateCall saves one call: UpdateCalls of one.
 func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
-	errs, err := s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}})
-	if err != nil {
-		return err
-	}
-	return errs[0]
+	return only(s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}))
 }
 
 // UpdateCalls saves calls, each if its stored status is still its Prev, in
@@ -245,17 +241,14 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 		orgs   []string
 	)
 	for chunk := range slices.Chunk(idx, 200) {
-		rows := make([]string, len(chunk))
-		args := make([]any, 0, 13*len(chunk))
-		for j, i := range chunk {
+		rows, args := values(chunk, "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), "+
+			"CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))", func(i int) []any {
 			c := us[i].Call
-			rows[j] = "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), " +
-				"CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT))"
-			args = append(args, c.ID, c.OrgID, int(us[i].Prev), int(c.Status), string(c.Outcome), c.EndedReason,
-				ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result), string(c.Direction), c.ProviderCallID, c.NodeID)
-		}
+			return []any{c.ID, c.OrgID, int(us[i].Prev), int(c.Status), string(c.Outcome), c.EndedReason,
+				ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result), string(c.Direction), c.ProviderCallID, c.NodeID}
+		})
 		saved, err := s.querySet(ctx, tx, `WITH v (id, org_id, prev, status, outcome, ended_reason, updated_at, started_at, ended_at, result, direction, provider_call_id, node_id)
-			AS (VALUES `+strings.Join(rows, ", ")+`)
+			AS (VALUES `+rows+`)
 			UPDATE calls SET status = v.status, outcome = v.outcome, ended_reason = v.ended_reason, updated_at = v.updated_at,
 				started_at = v.started_at, ended_at = v.ended_at, result = v.result, direction = v.direction,
 				provider_call_id = v.provider_call_id, node_id = v.node_id
@@ -289,14 +282,11 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 		}
 	}
 	for chunk := range slices.Chunk(ended, 200) {
-		rows := make([]string, len(chunk))
-		args := make([]any, 0, 5*len(chunk))
-		for j, i := range chunk {
+		rows, args := values(chunk, "(?, ?, ?, ?, ?)", func(i int) []any {
 			c := us[i].Call
-			rows[j] = "(?, ?, ?, ?, ?)"
-			args = append(args, c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt))
-		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES `+strings.Join(rows, ", ")+`
+			return []any{c.ID, c.OrgID, store.AnalysisPending, ms(c.UpdatedAt), ms(c.UpdatedAt)}
+		})
+		if _, err := s.exec(ctx, tx, `INSERT INTO analyses (call_id, org_id, state, created_at, updated_at) VALUES `+rows+`
 			ON CONFLICT (call_id) DO NOTHING`, args...); err != nil {
 			return nil, err
 		}

@@ -47,19 +47,16 @@ func (s *Store) insertTurns(ts []call.Turn) []error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		clear(stored)
 		for chunk := range slices.Chunk(ts, 100) {
-			rows := make([]string, len(chunk))
-			args := make([]any, 0, 17*len(chunk))
-			for j, t := range chunk {
+			rows, args := values(chunk, row, func(t call.Turn) []any {
 				var b call.Breakdown
 				if t.Breakdown != nil {
 					b = *t.Breakdown
 				}
-				rows[j] = row
-				args = append(args, t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds(),
+				return []any{t.ID, t.OrgID, t.CallID, t.Seq, t.Role, t.Text, ms(t.StartedAt), ms(t.EndedAt), t.Interrupted, t.Latency.Microseconds(),
 					t.Breakdown != nil, b.Endpointing.Microseconds(), b.Transcriber.Microseconds(), b.Model.Microseconds(),
-					b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds())
-			}
-			ids, err := s.querySet(ctx, tx, `INSERT INTO turns (`+turnCols+`) VALUES `+strings.Join(rows, ", ")+`
+					b.Voice.Microseconds(), b.Platform.Microseconds(), b.Total.Microseconds()}
+			})
+			ids, err := s.querySet(ctx, tx, `INSERT INTO turns (`+turnCols+`) VALUES `+rows+`
 				ON CONFLICT DO NOTHING RETURNING id`, args...)
 			if err != nil {
 				return err

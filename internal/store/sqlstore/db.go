@@ -277,6 +277,18 @@ func affected(res sql.Result, err error, what string) error {
 }
 
 // placeholders returns "?, ?, …" n times.
+// values is a multi-row VALUES list, row once per item, and the items'
+// arguments in order (each item's from args).
+func values[T any](items []T, row string, args func(T) []any) (string, []any) {
+	rows := make([]string, len(items))
+	var all []any
+	for i, it := range items {
+		rows[i] = row
+		all = append(all, args(it)...)
+	}
+	return strings.Join(rows, ", "), all
+}
+
 func placeholders(n int) string {
 	if n == 0 {
 		return ""

@@ -16,7 +16,12 @@ import (
 
 // CreateCall stores one call: CreateCalls of one.
 func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
-	errs, err := s.CreateCalls(ctx, []store.NewCall{{Call: c, Suppressed: suppressed}})
+	return only(s.CreateCalls(ctx, []store.NewCall{{Call: c, Suppressed: suppressed}}))
+}
+
+// only is the outcome of a batch of one: the batch's error, else its
+// one item's.
+func only(errs []error, err error) error {
 	if err != nil {
 		return err
 	}
@@ -184,14 +189,11 @@ func (s *Store) suppressListed(ctx context.Context, tx *sql.Tx, ncs []store.NewC
 func (s *Store) claimAttempts(ctx context.Context, tx *sql.Tx, ncs []store.NewCall, errs []error) error {
 	idx := open(ncs, errs, scheduled)
 	for chunk := range slices.Chunk(idx, 300) {
-		rows := make([]string, len(chunk))
-		args := make([]any, 0, 3*len(chunk))
-		for j, i := range chunk {
+		rows, args := values(chunk, "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))", func(i int) []any {
 			c := ncs[i].Call
-			rows[j] = "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))"
-			args = append(args, c.AttemptID, c.ID, ms(c.CreatedAt))
-		}
-		claimed, err := s.querySet(ctx, tx, `WITH v (id, call_id, at) AS (VALUES `+strings.Join(rows, ", ")+`)
+			return []any{c.AttemptID, c.ID, ms(c.CreatedAt)}
+		})
+		claimed, err := s.querySet(ctx, tx, `WITH v (id, call_id, at) AS (VALUES `+rows+`)
 			UPDATE attempts SET state = 'dialed', call_id = v.call_id, updated_at = v.at FROM v
 			WHERE attempts.id = v.id AND attempts.state = 'pending' RETURNING attempts.id`, args...)
 		if err != nil {
@@ -220,17 +222,14 @@ func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall
 	shard := s.shard(ncs[idx[0]].Call.ID)
 	var deltas []countDelta
 	for chunk := range slices.Chunk(idx, 100) {
-		rows := make([]string, len(chunk))
-		args := make([]any, 0, 22*len(chunk))
-		for j, i := range chunk {
+		rows, args := values(chunk, row, func(i int) []any {
 			c := ncs[i].Call
-			rows[j] = row
-			args = append(args, c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
-				string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID)
 			deltas = append(deltas, countDelta{org: c.OrgID, typ: c.Type, status: c.Status, shard: shard, n: 1})
-		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES `+strings.Join(rows, ", "), args...); err != nil {
+			return []any{c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
+				string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
+				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID}
+		})
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES `+rows, args...); err != nil {
 			return err
 		}
 	}
@@ -302,13 +301,10 @@ func (s *Store) bumpCounts(ctx context.Context, tx *sql.Tx, deltas []countDelta)
 		merged = append(merged, d)
 	}
 	for chunk := range slices.Chunk(merged, 200) {
-		rows := make([]string, len(chunk))
-		args := make([]any, 0, 6*len(chunk))
-		for j, d := range chunk {
-			rows[j] = "(?, ?, ?, ?, ?, ?)"
-			args = append(args, d.org, string(d.typ), int(d.status), d.shard, d.n, d.changes)
-		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO call_counts (org_id, type, status, shard, n, changes) VALUES `+strings.Join(rows, ", ")+`
+		rows, args := values(chunk, "(?, ?, ?, ?, ?, ?)", func(d countDelta) []any {
+			return []any{d.org, string(d.typ), int(d.status), d.shard, d.n, d.changes}
+		})
+		if _, err := s.exec(ctx, tx, `INSERT INTO call_counts (org_id, type, status, shard, n, changes) VALUES `+rows+`
 			ON CONFLICT (org_id, type, status, shard) DO UPDATE SET n = call_counts.n + excluded.n, changes = call_counts.changes + excluded.changes`,
 			args...); err != nil {
 			return err
