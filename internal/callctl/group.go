@@ -42,17 +42,12 @@ func (s *Service) applyGrouped(callID string, ch call.Change) (call.Call, bool, 
 	return r.c, r.applied, r.err
 }
 
-// saveEarly saves one group of early events.
+// saveEarly applies one group's changes as apply would, the calls read
+// and saved together; a change refused by a concurrent one (Conflict), or
+// a call named twice, is applied again alone (apply reads it again).
 func (s *Service) saveEarly(items []early) []applied {
 	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
 	defer cancel()
-	return s.applyAll(ctx, items)
-}
-
-// applyAll applies the items' changes as apply would, the calls read and
-// saved together; a change refused by a concurrent one (Conflict), or a
-// call named twice, is applied again alone (apply reads it again).
-func (s *Service) applyAll(ctx context.Context, items []early) []applied {
 	out := make([]applied, len(items))
 	ids := make([]string, len(items))
 	for i, it := range items {

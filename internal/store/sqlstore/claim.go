@@ -29,13 +29,23 @@ type claim struct {
 	// with its ORDER BY and LIMIT ? (the limit is passed last) and may
 	// join other tables (the lock is taken on Alias only).
 	Select string
+	// Join, when set, reads what scan gets from the rows Select picked
+	// (WITH picked AS (Select) Join: Join selects FROM picked, key
+	// first). A join in Select itself is made before its ORDER BY and
+	// LIMIT, for every candidate: with Join only the picked rows are
+	// joined.
+	Join string
 }
 
 // run claims the rows Select finds with args (then the limit), calling
 // scan for each row (its key first); it returns the keys it leased.
 func (c claim) run(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, lease time.Duration, limit int,
 	scan func(rows *sql.Rows) (string, error), args ...any) ([]string, error) {
-	rows, err := s.query(ctx, tx, c.Select+s.skipLockedOf(c.Alias), append(args, limit)...)
+	q := c.Select + s.skipLockedOf(c.Alias)
+	if c.Join != "" {
+		q = "WITH picked AS (" + q + ") " + c.Join
+	}
+	rows, err := s.query(ctx, tx, q, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}

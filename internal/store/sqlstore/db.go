@@ -276,7 +276,6 @@ func affected(res sql.Result, err error, what string) error {
 	return nil
 }
 
-// placeholders returns "?, ?, …" n times.
 // values is a multi-row VALUES list, row once per item, and the items'
 // arguments in order (each item's from args).
 func values[T any](items []T, row string, args func(T) []any) (string, []any) {
@@ -289,6 +288,7 @@ func values[T any](items []T, row string, args func(T) []any) (string, []any) {
 	return strings.Join(rows, ", "), all
 }
 
+// placeholders returns "?, ?, …" n times.
 func placeholders(n int) string {
 	if n == 0 {
 		return ""

@@ -266,10 +266,13 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 	if err != nil {
 		return nil, err
 	}
+	// The attempts are picked alone (up to MaxLeased are handed out; a
+	// claim takes a few hundred), then joined to their number and phone.
 	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
-		Select: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, '')
-			FROM attempts a JOIN schedules sc ON sc.id = a.schedule_id LEFT JOIN contacts ct ON ct.id = a.contact_id AND ct.org_id = a.org_id
-			WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`}
+		Select: `SELECT a.id FROM attempts a WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`,
+		Join: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, '')
+			FROM picked JOIN attempts a ON a.id = picked.id JOIN schedules sc ON sc.id = a.schedule_id
+			LEFT JOIN contacts ct ON ct.id = a.contact_id AND ct.org_id = a.org_id ORDER BY a.due_at, a.id`}
 	var out []store.Dial
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
