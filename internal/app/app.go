@@ -38,9 +38,6 @@ import (
 	"switchboard/internal/gateway"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/id"
-	"switchboard/internal/llm"
-	"switchboard/internal/llm/anthropic"
-	"switchboard/internal/llm/openai"
 	"switchboard/internal/numbers"
 	"switchboard/internal/recording"
 	"switchboard/internal/scheduling"
@@ -284,16 +281,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	m.calls = calls
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	providers := assistant.DefaultProviders()
-	models := map[string]llm.Client{}
-	modelHTTP := &http.Client{Timeout: 2 * time.Minute}
-	if cfg.OpenAIKey != "" || (cfg.OpenAIBaseURL != "" && cfg.OpenAIBaseURL != DefaultOpenAIBaseURL) {
-		models["openai"] = openai.New(cmpOr(cfg.OpenAIBaseURL, DefaultOpenAIBaseURL), cfg.OpenAIKey, modelHTTP)
-		providers.Model = append(providers.Model, "openai")
-	}
-	if cfg.AnthropicKey != "" || (cfg.AnthropicBaseURL != "" && cfg.AnthropicBaseURL != DefaultAnthropicBaseURL) {
-		models["anthropic"] = anthropic.New(cmpOr(cfg.AnthropicBaseURL, DefaultAnthropicBaseURL), cfg.AnthropicKey, modelHTTP)
-		providers.Model = append(providers.Model, "anthropic")
-	}
+	models, modelNames := newModels(cfg, log.With("component", "conversation"))
+	providers.Model = modelNames
 	m.speech, err = NewSpeechEngines(cfg.Speech.inheritOpenAI(cfg.OpenAIBaseURL, cfg.OpenAIKey), log.With("component", "speech"))
 	if err != nil {
 		return nil, err

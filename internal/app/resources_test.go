@@ -11,10 +11,12 @@ import (
 // TestAssistants: create, read, list, update, delete, with validation.
 func TestAssistants(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
-		b := start(t, testConfig(dbURL))
+		cfg := testConfig(dbURL)
+		cfg.OpenAIBaseURL = "http://127.0.0.1:9/v1" // a model provider for the prompt; no call reaches it
+		b := start(t, cfg)
 		r := b.must(201, "POST", "/v1/assistants", map[string]any{
 			"name": "Receptionist", "firstMessage": "Hi!", "systemPrompt": "Be brief.", "language": "en-GB",
-			"voice": map[string]any{"provider": "local", "voiceId": "en-gb"}, "model": map[string]any{"provider": "flow"},
+			"voice": map[string]any{"provider": "local", "voiceId": "en-gb"}, "model": map[string]any{"provider": "openai", "model": "llama3.2"},
 			"endCallPhrases": []string{"goodbye"}, "maxDurationSeconds": 120, "silenceTimeoutSeconds": 10,
 			"analysisPlan": map[string]any{"summaryPrompt": "Summarize", "structuredDataSchema": map[string]any{"type": "object"}},
 		})

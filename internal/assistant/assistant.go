@@ -6,6 +6,7 @@ package assistant
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/audio/vad"
+	"switchboard/internal/catalog"
 	"switchboard/internal/phone"
 )
 
@@ -162,21 +164,22 @@ const (
 	ProviderElevenLabs = "elevenlabs"
 )
 
+// ProviderFlow is the reply engine of an assistant without a language
+// model: its scripted flow, or the note taker when it has none (Brain).
+const ProviderFlow = "flow"
+
 // VoiceProviders are the text-to-speech providers the server knows, whether
 // or not it is configured for them.
-func VoiceProviders() []string {
-	return []string{ProviderLocal, ProviderOpenAI, ProviderElevenLabs, ProviderDeepgram}
-}
+func VoiceProviders() []string { return catalog.Known(catalog.Voice) }
 
 // TranscriberProviders are the speech-to-text providers the server knows,
 // whether or not it is configured for them.
-func TranscriberProviders() []string {
-	return []string{ProviderLocal, ProviderDeepgram, ProviderOpenAI}
-}
+func TranscriberProviders() []string { return catalog.Known(catalog.Transcriber) }
 
 // Providers lists what the server has configured, by role. An assistant may
 // only name providers listed here. The app lists the speech engines it
-// runs: local, and the cloud providers it was given keys for.
+// runs: local, and the cloud providers it was given keys for; and the
+// model providers it was given a key or a server for, after flow.
 type Providers struct {
 	Model       []string
 	Voice       []string
@@ -186,7 +189,38 @@ type Providers struct {
 // DefaultProviders is what every server has: scripted flows and the local
 // offline speech engines.
 func DefaultProviders() Providers {
-	return Providers{Model: []string{"flow"}, Voice: []string{"local"}, Transcriber: []string{"local"}}
+	return Providers{Model: []string{ProviderFlow}, Voice: []string{ProviderLocal}, Transcriber: []string{ProviderLocal}}
+}
+
+// Models are the language model providers among p.Model (all but flow).
+func (p Providers) Models() []string {
+	var out []string
+	for _, m := range p.Model {
+		if m != ProviderFlow {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// OnlyModel is the server's language model provider when it has exactly
+// one, else "": that one is the default reply engine of an assistant
+// without a flow (Defaults, DefaultModel).
+func (p Providers) OnlyModel() string {
+	if ms := p.Models(); len(ms) == 1 {
+		return ms[0]
+	}
+	return ""
+}
+
+// DefaultModel is model.provider for an assistant that names none: with a
+// flow, flow; without one, the server's only model provider (OnlyModel)
+// when it has exactly one, else flow (the note taker).
+func (p Providers) DefaultModel(hasFlow bool) string {
+	if m := p.OnlyModel(); m != "" && !hasFlow {
+		return m
+	}
+	return ProviderFlow
 }
 
 // Defaults returns a new assistant's settings before the request's fields apply.
@@ -195,7 +229,7 @@ func Defaults(p Providers) Assistant {
 		Language:              "en-US",
 		Voice:                 Voice{Provider: first(p.Voice)},
 		Transcriber:           Transcriber{Provider: first(p.Transcriber)},
-		Model:                 Model{Provider: "flow"},
+		Model:                 Model{Provider: p.DefaultModel(false)},
 		EndCallPhrases:        []string{},
 		OptOutPhrases:         DefaultOptOutPhrases(),
 		Tools:                 []Tool{},
@@ -213,8 +247,14 @@ func first(s []string) string {
 	return s[0]
 }
 
-// Validate checks the whole assistant against the bounds and the configured providers.
-func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
+// Validate checks a, a new assistant (was nil) or was as a request
+// changed it, against the bounds and against what the server runs (p).
+// What depends on the server (a provider it is not configured for, a
+// setting the assistant's brain would ignore) is refused only where the
+// request changed it; a stored value is kept, and reported in the
+// returned warnings with what the assistant does instead (checkServer).
+// The warnings mean nothing when f holds errors.
+func (a *Assistant) Validate(p Providers, was *Assistant, f *apperr.Fields) []Warning {
 	if strings.TrimSpace(a.Name) == "" {
 		f.Add("name", "is required and must not be blank")
 	} else if len(a.Name) > MaxNameLen {
@@ -228,10 +268,13 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 	if a.Language == "" || len(a.Language) > 35 {
 		f.Add("language", "must be a BCP 47 language tag such as en-US")
 	}
-	checkProvider(f, "model.provider", a.Model.Provider, p.Model)
-	a.validateSpeech(p, f)
-	if a.Model.Provider != "flow" && a.Model.Provider != "" && a.Model.Model == "" {
-		f.Add("model.model", "is required for provider %q", a.Model.Provider)
+	a.validateSpeech(f)
+	if a.Model.Provider != ProviderFlow && a.Model.Provider != "" && a.Model.Model == "" {
+		msg := fmt.Sprintf("is required for provider %q: the name of the model to ask (e.g. gpt-4o-mini at OpenAI, llama3.2 on Ollama)", a.Model.Provider)
+		if a.Model.Provider == p.OnlyModel() && !a.HasFlow() {
+			msg += fmt.Sprintf("; %q is this server's only model provider, the default of an assistant without a flow (model.provider %q with a flow runs the flow instead)", a.Model.Provider, ProviderFlow)
+		}
+		f.Add("model.model", "%s", msg)
 	}
 	if t := a.Model.Temperature; t != nil && (*t < 0 || *t > 2) {
 		f.Add("model.temperature", "must be between 0 and 2")
@@ -290,44 +333,23 @@ func (a *Assistant) Validate(p Providers, f *apperr.Fields) {
 		}
 	}
 	a.validateTelephony(f)
+	return a.checkServer(p, was, f)
 }
 
-// validateSpeech checks the voice and transcriber providers and their
-// fallbacks, endpointing and barge-in: the bounds are internal/audio/vad's,
-// which runs them, with the fields named as the API names them.
-func (a *Assistant) validateSpeech(p Providers, f *apperr.Fields) {
-	checkSpeechProvider(f, "voice.provider", a.Voice.Provider, VoiceProviders(), p.Voice)
-	if fb := a.Voice.Fallback; fb != nil {
-		checkFallback(f, "voice", fb.Provider, a.Voice.Provider, VoiceProviders(), p.Voice)
+// validateSpeech checks the voice and transcriber fallbacks, endpointing
+// and barge-in (the providers themselves are the server's: checkServer):
+// the bounds are internal/audio/vad's, which runs them, with the fields
+// named as the API names them.
+func (a *Assistant) validateSpeech(f *apperr.Fields) {
+	if fb := a.Voice.Fallback; fb != nil && fb.Provider == a.Voice.Provider {
+		f.Add("voice.fallback.provider", "must differ from voice.provider (%q): the fallback takes over when that provider fails", a.Voice.Provider)
 	}
-	checkSpeechProvider(f, "transcriber.provider", a.Transcriber.Provider, TranscriberProviders(), p.Transcriber)
-	if fb := a.Transcriber.Fallback; fb != nil {
-		checkFallback(f, "transcriber", fb.Provider, a.Transcriber.Provider, TranscriberProviders(), p.Transcriber)
+	if fb := a.Transcriber.Fallback; fb != nil && fb.Provider == a.Transcriber.Provider {
+		f.Add("transcriber.fallback.provider", "must differ from transcriber.provider (%q): the fallback takes over when that provider fails", a.Transcriber.Provider)
 	}
 	e := a.Endpointing
 	addPrefixed(f, "endpointing.", vad.Config{SilenceMs: e.SilenceMs, MinSpeechMs: e.MinSpeechMs, MaxWaitMs: e.MaxWaitMs, FastSilenceMs: e.FastSilenceMs}.Validate())
 	addPrefixed(f, "bargeIn.", (&vad.BargeIn{MinSpeechMs: a.BargeIn.MinSpeechMs}).Validate())
-}
-
-// checkSpeechProvider tells an unknown provider (a typo: the known names are
-// listed) from a known one this server cannot use (no API key).
-func checkSpeechProvider(f *apperr.Fields, field, name string, known, configured []string) {
-	switch {
-	case !slices.Contains(known, name):
-		f.Add(field, "unknown provider %q; known providers: %s", name, strings.Join(known, ", "))
-	case !slices.Contains(configured, name):
-		f.Add(field, "provider %q is not configured on this server (it has: %s)", name, strings.Join(configured, ", "))
-	}
-}
-
-// checkFallback checks role.fallback.provider: a usable provider other than
-// the primary one, since it takes over when the primary fails.
-func checkFallback(f *apperr.Fields, role, name, primary string, known, configured []string) {
-	field := role + ".fallback.provider"
-	checkSpeechProvider(f, field, name, known, configured)
-	if !f.Has(field) && name == primary {
-		f.Add(field, "must differ from %s.provider (%q): the fallback takes over when that provider fails", role, primary)
-	}
 }
 
 // addPrefixed adds the field errors of err (an apperr of kind Invalid from
@@ -354,12 +376,6 @@ const MaxTools = 20
 var BuiltinTools = []string{"endCall", "sendDTMF", "transferCall"}
 
 var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
-
-func checkProvider(f *apperr.Fields, field, name string, configured []string) {
-	if !slices.Contains(configured, name) {
-		f.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(configured, ", "))
-	}
-}
 
 func itoa(i int) string {
 	b, _ := json.Marshal(i)

@@ -89,7 +89,7 @@ func TestValidateSpeech(t *testing.T) {
 			a := valid(tc.p)
 			tc.change(&a)
 			var f apperr.Fields
-			a.Validate(tc.p, &f)
+			a.Validate(tc.p, nil, &f)
 			var got []string
 			for _, e := range f {
 				got = append(got, e.Field)

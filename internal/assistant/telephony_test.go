@@ -125,7 +125,7 @@ func TestValidateTelephony(t *testing.T) {
 			a := valid(DefaultProviders())
 			tc.change(&a)
 			var f apperr.Fields
-			a.Validate(DefaultProviders(), &f)
+			a.Validate(DefaultProviders(), nil, &f)
 			var got []string
 			for _, e := range f {
 				got = append(got, e.Field)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"switchboard/internal/analysis"
 	"switchboard/internal/apperr"
@@ -37,28 +38,42 @@ type Config struct {
 
 // Create reads a new assistant from body (a JSON object; name required),
 // starting from the defaults. The error is Invalid and names every bad
-// field. It sets neither the ids nor the times nor the tool secret.
-func (c Config) Create(ctx context.Context, body []byte) (assistant.Assistant, error) {
+// field; the warnings say what the assistant will not do as it says, or
+// does without being told (assistant.Warning). It sets neither the ids nor
+// the times nor the tool secret.
+func (c Config) Create(ctx context.Context, body []byte) (assistant.Assistant, []assistant.Warning, error) {
 	o, err := jsonobj.Parse(body)
 	if err != nil {
-		return assistant.Assistant{}, err
+		return assistant.Assistant{}, nil, err
 	}
 	a := assistant.Defaults(c.Providers)
 	if !o.Present("name") {
 		o.Errs.Add("name", "is required")
 	}
-	return a, c.finish(ctx, o, &a)
+	w, err := c.finish(ctx, o, &a, nil)
+	return a, w, err
 }
 
 // Update applies body, a partial document, onto a: absent fields keep
-// their value, null resets one to its default. On error a may be half
-// changed: callers keep their stored copy.
-func (c Config) Update(ctx context.Context, body []byte, a *assistant.Assistant) error {
+// their value, null resets one to its default. What depends on the server
+// is refused only where body changes it (assistant.Validate): a stored
+// value the server cannot run is kept and warned of. On error a may be
+// half changed: callers keep their stored copy.
+func (c Config) Update(ctx context.Context, body []byte, a *assistant.Assistant) ([]assistant.Warning, error) {
 	o, err := jsonobj.Parse(body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.finish(ctx, o, a)
+	was := *a
+	return c.finish(ctx, o, a, &was)
+}
+
+// Warnings are the warnings of a stored assistant on this server (what
+// its page in the dashboard shows): those Update answers when nothing
+// changes.
+func (c Config) Warnings(a assistant.Assistant) []assistant.Warning {
+	var f apperr.Fields
+	return append(a.Warnings(c.Providers), c.flowTools(&a, &a, &f)...)
 }
 
 // Document is a as a document Update takes back whole: its settings,
@@ -78,18 +93,53 @@ func Document(a assistant.Assistant) (map[string]any, error) {
 	return doc, nil
 }
 
-func (c Config) finish(ctx context.Context, o *jsonobj.Object, a *assistant.Assistant) error {
-	c.apply(o, a)
-	if len(*o.Errs) == 0 {
-		a.Validate(c.Providers, o.Errs)
-		c.check(ctx, a, o.Errs)
+func (c Config) finish(ctx context.Context, o *jsonobj.Object, a, was *assistant.Assistant) ([]assistant.Warning, error) {
+	named := c.apply(o, a)
+	if !named && (was == nil || o.Present("model")) {
+		c.chooseModel(a, o.Errs)
 	}
-	return o.Errs.Err()
+	var warnings []assistant.Warning
+	if len(*o.Errs) == 0 {
+		warnings = a.Validate(c.Providers, was, o.Errs)
+		c.check(ctx, a, o.Errs)
+		warnings = append(warnings, c.flowTools(a, was, o.Errs)...)
+	}
+	if err := o.Errs.Err(); err != nil {
+		return nil, err
+	}
+	if warnings == nil {
+		warnings = []assistant.Warning{}
+	}
+	return warnings, nil
+}
+
+// chooseModel sets the model provider of an assistant whose request named
+// none (a new one without model.provider, or model sent without it): the
+// server's only model provider when model.model names a model, else the
+// default (assistant.Providers.DefaultModel: flow with a flow, the only
+// model provider without one). A model named on a server with no model
+// provider, or with several, is refused on model.provider.
+func (c Config) chooseModel(a *assistant.Assistant, errs *apperr.Fields) {
+	p := c.Providers
+	if a.Model.Model == "" {
+		a.Model.Provider = p.DefaultModel(a.HasFlow())
+		return
+	}
+	if m := p.OnlyModel(); m != "" {
+		a.Model.Provider = m
+		return
+	}
+	if ms := p.Models(); len(ms) > 1 {
+		errs.Add("model.provider", "is required with model.model: this server has several model providers (%s)", strings.Join(ms, ", "))
+		return
+	}
+	errs.Add("model.provider", "is required with model.model, and %s", p.ModelHint())
 }
 
 // apply sets the fields present in o onto a. Absent fields keep their
-// value; null resets a field to its default.
-func (c Config) apply(o *jsonobj.Object, a *assistant.Assistant) {
+// value; null resets a field to its default. It reports whether o names
+// model.provider.
+func (c Config) apply(o *jsonobj.Object, a *assistant.Assistant) (providerNamed bool) {
 	def := assistant.Defaults(c.Providers)
 	str := func(key string, dst *string, dflt string) {
 		if o.Present(key) {
@@ -166,7 +216,8 @@ func (c Config) apply(o *jsonobj.Object, a *assistant.Assistant) {
 	if o.Present("model") {
 		a.Model = def.Model
 		if c := o.Child("model"); c != nil {
-			a.Model.Provider = c.Str("provider", true)
+			a.Model.Provider = c.Str("provider", false)
+			providerNamed = a.Model.Provider != ""
 			a.Model.Model = c.Str("model", false)
 			a.Model.Temperature = c.Number("temperature")
 			a.Model.MaxTokens = c.Int("maxTokens", false, 0)
@@ -256,6 +307,7 @@ func (c Config) apply(o *jsonobj.Object, a *assistant.Assistant) {
 		}
 	}
 	o.Done()
+	return providerNamed
 }
 
 // check adds what only the server can check: the flow graph (and its
@@ -298,4 +350,49 @@ func (c Config) check(ctx context.Context, a *assistant.Assistant, f *apperr.Fie
 			f.Add(field, "%s", err.Error())
 		}
 	}
+}
+
+// flowTools reports what is wrong between a flow and the assistant's
+// tools, which the flow's tool nodes call by name: a tool no node calls
+// would be ignored (refused when the request adds it, else a warning), and
+// a node that calls a tool the assistant lacks fails at run time (a
+// warning: the tool may be added next; the flow then takes onError).
+func (c Config) flowTools(a, was *assistant.Assistant, f *apperr.Fields) []assistant.Warning {
+	if a.Brain() != assistant.BrainFlow || f.Has("flow") || slices.ContainsFunc(*f, func(e apperr.FieldError) bool {
+		return strings.HasPrefix(e.Field, "flow.")
+	}) {
+		return nil
+	}
+	fl, err := flow.Parse(a.Flow)
+	if err != nil {
+		return nil
+	}
+	called := map[string]bool{}
+	var warnings []assistant.Warning
+	for _, nid := range slices.Sorted(maps.Keys(fl.Nodes)) {
+		if name := fl.Nodes[nid].Tool; name != "" {
+			called[name] = true
+			if !slices.ContainsFunc(a.Tools, func(t assistant.Tool) bool { return t.Name == name }) {
+				warnings = append(warnings, assistant.Warning{Field: "flow.nodes." + nid + ".tool",
+					Message: fmt.Sprintf("calls %q, which is not one of this assistant's tools: the call fails at run time and the flow takes onError until a tool of that name is added", name)})
+			}
+		}
+	}
+	for i, t := range a.Tools {
+		if called[t.Name] {
+			continue
+		}
+		field := fmt.Sprintf("tools[%d].name", i)
+		if f.Has(field) {
+			continue
+		}
+		isNew := was == nil || !slices.ContainsFunc(was.Tools, func(w assistant.Tool) bool { return w.Name == t.Name })
+		why := fmt.Sprintf("no tool node of the flow calls %q, and a flow calls only the tools its tool nodes name", t.Name)
+		if isNew {
+			f.Add(field, "would be ignored: %s", why)
+		} else {
+			warnings = append(warnings, assistant.Warning{Field: field, Message: "is kept but not used: " + why})
+		}
+	}
+	return warnings
 }

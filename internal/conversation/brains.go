@@ -11,6 +11,7 @@ import (
 
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
+	"switchboard/internal/catalog"
 	"switchboard/internal/flow"
 	"switchboard/internal/llm"
 )
@@ -41,11 +42,10 @@ func (b *Brains) New(ctx context.Context, c call.Call, a assistant.Assistant) (B
 	if b.Tools != nil {
 		tools = b.Tools(c, a)
 	}
-	switch a.Model.Provider {
-	case "flow", "":
-		if len(a.Flow) == 0 || string(a.Flow) == "null" {
-			return &noteTaker{}, nil
-		}
+	switch a.Brain() {
+	case assistant.BrainNoteTaker:
+		return &noteTaker{}, nil
+	case assistant.BrainFlow:
 		f, err := flow.Parse(a.Flow)
 		if err != nil {
 			return nil, fmt.Errorf("assistant %s: %w", a.ID, err)
@@ -58,7 +58,11 @@ func (b *Brains) New(ctx context.Context, c call.Call, a assistant.Assistant) (B
 	}
 	client, ok := b.Models[a.Model.Provider]
 	if !ok {
-		return nil, fmt.Errorf("assistant %s: model provider %q is not configured on this server", a.ID, a.Model.Provider)
+		msg := fmt.Sprintf("model provider %q is not configured on this server", a.Model.Provider)
+		if p, known := catalog.Lookup(catalog.Model, a.Model.Provider); known {
+			msg += "; " + p.HowToEnable()
+		}
+		return nil, fmt.Errorf("assistant %s: %s", a.ID, msg)
 	}
 	rounds := b.MaxToolRounds
 	if rounds <= 0 {
@@ -78,13 +82,14 @@ func (noTools) Call(ctx context.Context, name string, _ json.RawMessage) (json.R
 	return nil, fmt.Errorf("tool %q is not declared on this assistant", name)
 }
 
-// noteTaker is the brain of a flow assistant without a flow: it hears one
-// caller turn, thanks them and ends the call.
+// noteTaker is the brain of an assistant with neither a flow nor a model
+// (assistant.BrainNoteTaker): it hears one caller turn, thanks them and
+// ends the call.
 type noteTaker struct{}
 
 func (*noteTaker) Open(context.Context, func(string)) (Reply, error) { return Reply{}, nil }
 func (*noteTaker) Respond(ctx context.Context, text string, emit func(string)) (Reply, error) {
-	return Reply{Text: "Thank you, I have noted that. Goodbye.", End: true}, nil
+	return Reply{Text: assistant.NoteTakerReply, End: true}, nil
 }
 func (*noteTaker) Said(string)         {}
 func (*noteTaker) Result() call.Result { return call.Result{} }

@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
+	"switchboard/internal/assistant"
 	"switchboard/internal/assistantjson"
 	"switchboard/internal/id"
 	"switchboard/internal/webhook"
@@ -15,8 +17,25 @@ func (s *Server) assistants() assistantjson.Config {
 	return assistantjson.Config{Providers: s.cfg.Providers, URLs: s.cfg.Webhooks}
 }
 
+// withWarnings adds an assistant's warnings to its create or update
+// answer: always there, [] when there are none, and said in the message.
+func withWarnings(resp response, w []assistant.Warning) response {
+	if w == nil {
+		w = []assistant.Warning{}
+	}
+	resp.body.Warnings = w
+	switch len(w) {
+	case 0:
+	case 1:
+		resp.body.Message += " with a warning (see warnings)"
+	default:
+		resp.body.Message += fmt.Sprintf(" with %d warnings (see warnings)", len(w))
+	}
+	return resp
+}
+
 func (s *Server) createAssistant(ctx context.Context, r *request) (response, error) {
-	a, err := s.assistants().Create(ctx, r.body)
+	a, warnings, err := s.assistants().Create(ctx, r.body)
 	if err != nil {
 		return response{}, err
 	}
@@ -26,7 +45,7 @@ func (s *Server) createAssistant(ctx context.Context, r *request) (response, err
 	if err := s.store.CreateAssistant(ctx, a); err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusCreated, "assistant created", viewAssistant(a)), nil
+	return withWarnings(ok(http.StatusCreated, "assistant created", viewAssistant(a)), warnings), nil
 }
 
 func (s *Server) listAssistants(ctx context.Context, r *request) (response, error) {
@@ -68,7 +87,8 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 	if err != nil {
 		return response{}, err
 	}
-	if err := s.assistants().Update(ctx, r.body, &a); err != nil {
+	warnings, err := s.assistants().Update(ctx, r.body, &a)
+	if err != nil {
 		return response{}, err
 	}
 	a.UpdatedAt = s.now().UTC()
@@ -78,7 +98,17 @@ func (s *Server) updateAssistant(ctx context.Context, r *request) (response, err
 	if err := s.store.UpdateAssistant(ctx, a); err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "assistant updated", viewAssistant(a)), nil
+	return withWarnings(ok(http.StatusOK, "assistant updated", viewAssistant(a)), warnings), nil
+}
+
+// listProviders shows what an assistant may name on this server: the
+// model providers, voices and transcribers it runs, the defaults, and how
+// to enable the others.
+func (s *Server) listProviders(ctx context.Context, r *request) (response, error) {
+	if err := newQuery(r.URL.Query()).errs.Err(); err != nil {
+		return response{}, err
+	}
+	return ok(http.StatusOK, "providers", s.cfg.Providers.Choices()), nil
 }
 
 func (s *Server) deleteAssistant(ctx context.Context, r *request) (response, error) {

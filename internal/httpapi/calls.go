@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
+	"slices"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
+	"switchboard/internal/catalog"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
@@ -116,7 +117,9 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 	}
 	if provider != "" {
 		if _, ok := s.calls.Provider(provider); !ok {
-			o.Errs.Add("provider", "unknown provider %q; this server has: %s", provider, strings.Join(s.calls.ProviderNames(), ", "))
+			names := s.calls.ProviderNames()
+			slices.Sort(names)
+			o.Errs.Add("provider", "%s", catalog.Check(catalog.Telephony, provider, names))
 		}
 	}
 	if err := o.Errs.Err(); err != nil {

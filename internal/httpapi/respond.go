@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/assistant"
 	"switchboard/internal/id"
 	"switchboard/internal/throttle"
 )
@@ -26,7 +27,9 @@ type envelope struct {
 	Gateway    *gateway    `json:"gateway,omitempty"`
 	Data       any         `json:"data,omitempty"`
 	Pagination *pagination `json:"pagination,omitempty"`
-	RequestID  string      `json:"requestId"`
+	// Warnings are an assistant's, on its create and update answers.
+	Warnings  []assistant.Warning `json:"warnings,omitempty"`
+	RequestID string              `json:"requestId"`
 }
 
 // appendJSON renders the envelope without reflection over its data when the
@@ -49,7 +52,7 @@ func (e envelope) appendJSON(b []byte) ([]byte, error) {
 		key string
 		val any
 		set bool
-	}{{"gateway", e.Gateway, e.Gateway != nil}, {"data", e.Data, e.Data != nil}, {"pagination", e.Pagination, e.Pagination != nil}} {
+	}{{"gateway", e.Gateway, e.Gateway != nil}, {"data", e.Data, e.Data != nil}, {"pagination", e.Pagination, e.Pagination != nil}, {"warnings", e.Warnings, e.Warnings != nil}} {
 		if !f.set {
 			continue
 		}

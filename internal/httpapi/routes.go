@@ -50,6 +50,7 @@ func (s *Server) table() []route {
 		{method: http.MethodGet, path: "/v1/assistants/{id}", scope: auth.AssistantsRead, h: s.getAssistant},
 		{method: http.MethodPatch, path: "/v1/assistants/{id}", scope: auth.AssistantsWrite, body: jsonBody, h: s.updateAssistant},
 		{method: http.MethodDelete, path: "/v1/assistants/{id}", scope: auth.AssistantsWrite, h: s.deleteAssistant},
+		{method: http.MethodGet, path: "/v1/providers", scope: auth.AssistantsRead, h: s.listProviders},
 
 		{method: http.MethodGet, path: "/v1/webhooks", scope: auth.WebhooksRead, h: s.listWebhooks},
 		{method: http.MethodPost, path: "/v1/webhooks", scope: auth.WebhooksWrite, body: jsonBody, create: true, h: s.createWebhook},

@@ -12,10 +12,10 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/catalog"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/secret"
@@ -82,9 +82,11 @@ func (s *Service) ProviderNames() []string {
 	return names
 }
 
-// UnknownProvider records that field names a provider this server does not have.
+// UnknownProvider records that field names a provider numbers cannot be
+// listed or bought from here: a name no build knows (the known ones
+// listed), or one this server does not run (saying what enables it).
 func (s *Service) UnknownProvider(errs *apperr.Fields, field, name string) {
-	errs.Add(field, "unknown provider %q; this server has: %s", name, strings.Join(s.ProviderNames(), ", "))
+	errs.Add(field, "%s", catalog.Check(catalog.Telephony, name, s.ProviderNames()))
 }
 
 // Available lists the numbers that can be bought: without a provider, the

@@ -85,6 +85,10 @@ type assistantForm struct {
 	Flow                                       string // JSON
 	// Document is the whole assistant as JSON (the "JSON" tab).
 	Document string
+	// PromptSent says the system prompt control was posted: a disabled
+	// one (the assistant's brain does not read it) is not, and the
+	// stored prompt is kept.
+	PromptSent bool
 }
 
 // assistantPage is the editor's data, for a new assistant (ID "") or an
@@ -99,10 +103,20 @@ type assistantPage struct {
 	// GraphNote says why there is no graph.
 	GraphNote               string
 	Models, Voices, Hearers []string
-	VoicemailActions        []string
-	Delete                  *confirmForm
-	Saved                   bool
-	CreatedAt, UpdatedAt    string
+	// ServerRows are what this server runs and how to enable the rest,
+	// a row a role.
+	ServerRows []providerRow
+	// PromptOff disables the system prompt: the form's model provider is
+	// flow, or the server has no language model (NoModel); PromptNote
+	// says why.
+	PromptOff, NoModel bool
+	PromptNote         string
+	// Warnings are the stored assistant's (assistant.Warning).
+	Warnings             []assistant.Warning
+	VoicemailActions     []string
+	Delete               *confirmForm
+	Saved                bool
+	CreatedAt, UpdatedAt string
 }
 
 // formOf fills the editor from a stored (or default) assistant.
@@ -156,6 +170,7 @@ func readAssistantForm(r *request) assistantForm {
 		EndCallPhrases: v("endCallPhrases"), MaxDuration: v("maxDurationSeconds"), SilenceTimeout: v("silenceTimeoutSeconds"),
 		VoicemailDetect: v("voicemail.detect") != "", VoicemailAction: v("voicemail.action"), VoicemailMessage: v("voicemail.message"),
 		Recording: v("recording.enabled") != "", Transfers: v("transfer.destinations"), Flow: v("flow"), Document: v("document"),
+		PromptSent: r.PostForm.Has("systemPrompt"),
 	}
 }
 
@@ -197,7 +212,10 @@ func (f assistantForm) document(base map[string]any) ([]byte, error) {
 		doc[key] = m
 		return m
 	}
-	doc["name"], doc["firstMessage"], doc["systemPrompt"] = f.Name, f.FirstMessage, f.SystemPrompt
+	doc["name"], doc["firstMessage"] = f.Name, f.FirstMessage
+	if f.PromptSent {
+		doc["systemPrompt"] = f.SystemPrompt
+	}
 	if f.Language != "" {
 		doc["language"] = f.Language
 	}
@@ -276,10 +294,42 @@ func lineOf(field string) string {
 // jsonControl puts every error on the JSON editor, named by its field.
 func jsonControl(field string) (string, string) { return "document", field + ": " }
 
+// providerRow is one role of "What this server runs": the providers it
+// runs, and those it does not with how to enable them.
+type providerRow struct {
+	Role, Label string
+	Runs, Off   []assistant.Choice
+}
+
+func rowOf(role, label string, cs []assistant.Choice) providerRow {
+	r := providerRow{Role: role, Label: label}
+	for _, c := range cs {
+		if c.Configured {
+			r.Runs = append(r.Runs, c)
+		} else {
+			r.Off = append(r.Off, c)
+		}
+	}
+	return r
+}
+
+// assistantChoices fills what the form offers: the providers this server
+// runs (the selects), what it does not run and how to enable it, and the
+// system prompt's state for the form's model provider.
 func (s *Server) assistantChoices(p *assistantPage) {
 	pr := s.cfg.Assistants.Providers
 	p.Models, p.Voices, p.Hearers = pr.Model, pr.Voice, pr.Transcriber
+	ch := pr.Choices()
+	p.ServerRows = []providerRow{rowOf("model", "Model provider", ch.Model), rowOf("voice", "Voice", ch.Voice),
+		rowOf("transcriber", "Transcriber", ch.Transcriber)}
 	p.VoicemailActions = []string{assistant.VoicemailHangup, assistant.VoicemailLeaveMessage}
+	p.NoModel = len(pr.Models()) == 0
+	p.PromptOff = p.NoModel || p.Form.ModelProvider == assistant.ProviderFlow
+	if p.NoModel {
+		p.PromptNote = "Not used: only a language model reads a system prompt, and " + pr.ModelHint() + "."
+	} else {
+		p.PromptNote = "Not used with the model provider flow: only a language model reads a system prompt. Choose a model provider to write one."
+	}
 }
 
 // withGraph draws the flow of the form (as sent, valid or not), marking
@@ -291,6 +341,9 @@ func (p *assistantPage) withGraph(flowJSON string) {
 	}
 	if strings.TrimSpace(flowJSON) == "" {
 		p.GraphNote = "This assistant has no flow: its model answers."
+		if p.Form.ModelProvider == assistant.ProviderFlow || p.Form.ModelProvider == "" {
+			p.GraphNote = "This assistant has no flow and no model: it takes a message (it says its first message, hears one caller turn, thanks the caller and hangs up). Write a flow below, or choose a model provider, to converse."
+		}
 		return
 	}
 	if p.Graph = buildGraph(json.RawMessage(flowJSON), bad); p.Graph == nil {
@@ -346,6 +399,9 @@ func (s *Server) storedAssistant(w http.ResponseWriter, r *request, status int, 
 	}
 	p.ID, p.Form = a.ID, f
 	s.assistantPage(&p, a)
+	if p.Errs == nil {
+		p.Warnings = s.cfg.Assistants.Warnings(a)
+	}
 	p.withGraph(f.Flow)
 	s.render(w, r, status, view{Name: "assistant", Nav: "assistants", Title: a.Name, Data: p})
 	return nil
@@ -388,10 +444,11 @@ func (s *Server) saveAssistant(w http.ResponseWriter, r *request) error {
 	}
 	a := cur
 	if err == nil {
+		// The warnings are shown by the assistant's page after the redirect.
 		if creating {
-			a, err = s.cfg.Assistants.Create(r.Context(), body)
+			a, _, err = s.cfg.Assistants.Create(r.Context(), body)
 		} else {
-			err = s.cfg.Assistants.Update(r.Context(), body, &a)
+			_, err = s.cfg.Assistants.Update(r.Context(), body, &a)
 		}
 	}
 	if err == nil {
@@ -431,9 +488,12 @@ func (s *Server) saveAssistant(w http.ResponseWriter, r *request) error {
 	if jsonMode {
 		shown.Document = f.Document
 	} else {
-		doc := shown.Document
+		doc, prompt := shown.Document, shown.SystemPrompt
 		shown = f
 		shown.Document = doc
+		if !f.PromptSent { // disabled: the stored prompt, kept
+			shown.SystemPrompt = prompt
+		}
 	}
 	p := assistantPage{ID: cur.ID, Form: shown, Errs: fe, JSONMode: jsonMode}
 	if creating {
