@@ -13,10 +13,6 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"golang.org/x/crypto/bcrypt"
-
-	"switchboard/internal/id"
-	"switchboard/internal/operator"
 )
 
 // chromium finds Debian's chromium for the browser tests. Without it they
@@ -99,14 +95,7 @@ func TestDashboardBrowser(t *testing.T) {
 	b := start(t, testConfig("sqlite:"+filepath.Join(t.TempDir(), "ui.db")))
 
 	const email, password = "ops@example.com", "a long test password"
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.m.DB().CreateOperator(t.Context(), operator.Operator{ID: id.New(operator.IDPrefix), OrgID: b.org, Email: email,
-		PasswordHash: hash, CreatedAt: id.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	b.addOperator(email, password)
 	// A sandbox call that becomes a conversation: the booking flow with
 	// the default persona, ended and analysed.
 	asst := b.bookingAssistant(b.key)
