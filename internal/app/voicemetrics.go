@@ -8,12 +8,14 @@ import (
 )
 
 // voiceMetrics exports what voice calls do (voice.Observer): the latency
-// of replies, split as on the call record, barge-ins, and audio dropped.
+// of replies, split as on the call record, barge-ins, audio dropped, and
+// caller utterances speech-to-text failed.
 type voiceMetrics struct {
-	stage    *prometheus.HistogramVec
-	bargeIns prometheus.Counter
-	dropped  *prometheus.CounterVec
-	calls    prometheus.Counter
+	stage      *prometheus.HistogramVec
+	bargeIns   prometheus.Counter
+	dropped    *prometheus.CounterVec
+	utterances prometheus.Counter
+	calls      prometheus.Counter
 }
 
 func newVoiceMetrics(reg prometheus.Registerer) *voiceMetrics {
@@ -29,9 +31,13 @@ func newVoiceMetrics(reg prometheus.Registerer) *voiceMetrics {
 			Name: "switchboard_voice_frames_dropped_total",
 			Help: "20 ms audio frames dropped: in, the caller's (the pipeline fell behind); out, the assistant's (the pacer overflowed).",
 		}, []string{"direction"}),
+		utterances: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_voice_utterances_dropped_total",
+			Help: "Caller utterances lost because speech-to-text gave no result in time or its stream broke; the calls went on.",
+		}),
 		calls: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_voice_calls_total", Help: "Voice pipelines run to their end."}),
 	}
-	reg.MustRegister(m.stage, m.bargeIns, m.dropped, m.calls)
+	reg.MustRegister(m.stage, m.bargeIns, m.dropped, m.utterances, m.calls)
 	return m
 }
 
@@ -50,4 +56,5 @@ func (m *voiceMetrics) Ended(s voice.Stats) {
 	m.calls.Inc()
 	m.dropped.WithLabelValues("in").Add(float64(s.DroppedIn))
 	m.dropped.WithLabelValues("out").Add(float64(s.Pacer.Dropped))
+	m.utterances.Add(float64(s.UtterancesDropped))
 }

@@ -130,7 +130,16 @@ const (
 	// cuts short what the assistant is saying; without, it waits for the
 	// turn under way to finish.
 	Say
+	// Missed: the caller said something that speech recognition lost (it
+	// gave no result in time). When the engine is waiting for the caller,
+	// the assistant asks for it again (MissedPrompt); while it is
+	// replying, nothing happens.
+	Missed
 )
+
+// MissedPrompt is what the assistant says when speech recognition lost
+// what the caller said (a Missed input).
+const MissedPrompt = "Sorry, I didn't catch that. Could you say it again?"
 
 // Input is one event from the transport. Closing the input channel means
 // the caller went away.
@@ -317,6 +326,14 @@ func (r *runner) run(ctx context.Context, in <-chan Input) string {
 		case Activity:
 			resetTimer(r.silence, r.silenceAfter)
 			continue
+		case Missed:
+			if len(r.queue) == 0 && r.keys == "" { // nothing else from the caller to answer
+				if heard := r.say(ctx, MissedPrompt); heard != "" {
+					r.cfg.Brain.Said(heard)
+				}
+			}
+			resetTimer(r.silence, r.silenceAfter)
+			continue
 		case Say:
 			if text := strings.TrimSpace(ev.Text); text != "" {
 				if heard := r.say(ctx, text); heard != "" {
@@ -440,7 +457,7 @@ func (r *runner) reply(ctx context.Context, fn func(context.Context, func(string
 					ev = Input{Kind: Hangup}
 				}
 				switch {
-				case ev.Kind == Activity, ev.Kind == Played, ev.Kind == Interrupt && ev.TurnID != turnID:
+				case ev.Kind == Activity, ev.Kind == Missed, ev.Kind == Played, ev.Kind == Interrupt && ev.TurnID != turnID:
 					continue // nothing to do with this reply
 				case ev.Kind == Say && !ev.Cut:
 					r.queue = append(r.queue, ev) // said once this reply is
@@ -572,7 +589,7 @@ func (r *runner) spoken(ctx context.Context, turnID, text string, cutBy *Input) 
 				ev = Input{Kind: Hangup}
 			}
 			switch ev.Kind {
-			case Activity:
+			case Activity, Missed: // the assistant is speaking: nothing to ask again
 			case Played:
 				if ev.TurnID == turnID {
 					return text, false, ev.Breakdown

@@ -113,3 +113,28 @@ func TestSpokenTurnCut(t *testing.T) {
 		t.Errorf("reason %q outcome %q, want failed %s", reason, s.outcome, call.ReasonVoiceFailed)
 	}
 }
+
+// TestSpokenMissed: an utterance speech recognition lost (Missed) while
+// the assistant waits for the caller makes it ask again, as a turn the
+// brain is told of; one lost while a turn plays changes nothing.
+func TestSpokenMissed(t *testing.T) {
+	b := &scriptBrain{open: Reply{Text: "What day would suit you?"}, replies: map[string]Reply{"tuesday": {Text: "Tuesday it is."}}}
+	s, _ := runSpoken(t, b, func(turnID, text string) []Input {
+		switch turnID {
+		case "turn_1": // lost over the question: the question plays on
+			return []Input{{Kind: Missed}, {Kind: Played, TurnID: turnID}, {Kind: Missed}}
+		case "turn_2": // the ask again
+			return []Input{{Kind: Played, TurnID: turnID}, {Kind: UserText, Text: "tuesday"}}
+		}
+		return []Input{{Kind: Played, TurnID: turnID}, {Kind: Hangup}}
+	})
+	want := "spoken turn_1|done turn_1 What day would suit you?|transcript assistant What day would suit you?|" +
+		"spoken turn_2|done turn_2 " + MissedPrompt + "|transcript assistant " + MissedPrompt + "|" +
+		"transcript user tuesday|spoken turn_4|done turn_4 Tuesday it is.|transcript assistant Tuesday it is.|ended completed customer-ended-call"
+	if got := strings.Join(s.events, "|"); got != want {
+		t.Errorf("events:\n got %s\nwant %s", got, want)
+	}
+	if len(b.said) != 1 || b.said[0] != MissedPrompt {
+		t.Errorf("brain was told %q, want the ask again", b.said)
+	}
+}

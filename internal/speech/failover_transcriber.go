@@ -15,6 +15,20 @@ import (
 // to the fallback: 60 s at the stream's rate.
 const MaxReplay = 60 * time.Second
 
+// MaxFailuresInARow is how many failures of the engine a FailoverTranscriber
+// stream takes in a row, with no fallback left, before the engine counts as
+// gone: a failure is an utterance whose final result did not come in time
+// (it is dropped) or a stream that broke (it is opened again). Any final
+// result the engine gives, late ones included, starts the count over.
+const MaxFailuresInARow = 3
+
+// MaxFinalWait is how much longer than its time (FinalTimeout plus its
+// length) an utterance waits for its final result while the engine is
+// still working — it gave a result, partial or final, within the last
+// FinalTimeout — before it is dropped all the same. A busy machine slows
+// the engine down; the caller's words are still worth having late.
+const MaxFinalWait = 30 * time.Second
+
 // TranscriberFallback is the transcriber a FailoverTranscriber switches to,
 // with what to ask it for. The zero value means no fallback.
 type TranscriberFallback struct {
@@ -29,9 +43,13 @@ type TranscriberFallback struct {
 // TranscriberFailoverOptions configure FailoverTranscriber. The zero value
 // is ready.
 type TranscriberFailoverOptions struct {
-	// FinalTimeout is how long after Finish a stream may take to deliver
-	// the utterance's final result before it counts as failed (default
-	// DefaultFinalTimeout).
+	// FinalTimeout is the fixed part of the time a stream has to deliver
+	// an utterance's final result (default DefaultFinalTimeout): each
+	// utterance has FinalTimeout plus its own length, counted from its
+	// Finish, or from the answer to the utterance before it when that
+	// came later (the engine answers in order). An engine that keeps up
+	// with real time always meets it; one that a loaded machine slows
+	// down gets as long again as the caller spoke.
 	FinalTimeout time.Duration
 	// Logger receives a warning when a stream fails over (default: discarded).
 	Logger *slog.Logger
@@ -55,18 +73,29 @@ var _ Transcriber = (*TranscriberFailover)(nil)
 // A stream writes to the primary's stream and keeps the audio of the
 // utterances whose final result has not come yet (at most MaxReplay, the
 // oldest dropped and counted). When the primary's stream fails (Results
-// closes with an error, Write or Finish returns one, or no final result
-// arrives within FinalTimeout of a Finish), it is closed and the fallback's
-// stream is opened with the same options (the fallback's Model, and its
-// Language if set; the hints in force), the kept audio is replayed to it
-// (with the Finish of every finished utterance), and the call continues on
-// the fallback: Results is one channel across the switch, and later Starts
-// go straight to the fallback (FailedOver).
+// closes with an error, Write or Finish returns one, or an utterance's
+// final result does not come in time: see FinalTimeout), it is closed and
+// the fallback's stream is opened with the same options (the fallback's
+// Model, and its Language if set; the hints in force), the kept audio is
+// replayed to it (with the Finish of every finished utterance), and the
+// call continues on the fallback: Results is one channel across the
+// switch, and later Starts go straight to the fallback (FailedOver).
+//
+// With no fallback left (none, or the stream is on it already), one
+// utterance's trouble does not end the stream: an utterance whose final
+// result is overdue is dropped — Results gets a final with Dropped set in
+// its place, and the engine's own final for it, if it comes later, is
+// discarded — and a stream that broke is opened again on the same engine,
+// the utterances it owed a final dropped the same way and the open one
+// replayed. The engine is gone, and the stream ends, when it cannot be
+// opened again or after MaxFailuresInARow such failures with no final
+// result between them.
 //
 // Err is set, and Results closed, only when the stream cannot go on: the
-// fallback failed too, or the primary failed with no fallback (both wrap
-// ErrTranscriberFailed), or ctx ended (ctx's error). Streams implement
-// Hinter, forwarding SetHints to the engine's stream when it does.
+// engine is gone (the fallback's, or the primary's with no fallback),
+// or the fallback does not start (these wrap ErrTranscriberFailed), or ctx
+// ended (ctx's error). Streams implement Hinter, forwarding SetHints to
+// the engine's stream when it does.
 //
 // A final result that answers no Finish (an engine's own endpointing) is
 // taken as covering the open utterance so far: its audio is not replayed.
@@ -194,17 +223,31 @@ type failoverStream struct {
 
 	stopOnce sync.Once
 
-	droppedSamples  atomic.Int64
-	droppedPartials atomic.Int64
+	droppedSamples    atomic.Int64
+	droppedPartials   atomic.Int64
+	droppedUtterances atomic.Int64
+	lateFinals        atomic.Int64
+
+	// failures is the engine's failures in a row (MaxFailuresInARow), and
+	// lastResult when the engine last gave a result of any kind; only
+	// run's goroutine touches them.
+	failures   int
+	lastResult time.Time
 }
 
 // utterance is audio kept for replay; finished says Finish closed it (at
 // finishedAt, the start of the wait for its final result).
 type utterance struct {
 	pcm        []int16
+	samples    int      // written in all (pcm may have lost its oldest)
 	hints      []string // in force when it started
 	finished   bool
 	finishedAt time.Time
+	// dropped: its final result was overdue and a Dropped final went out
+	// in its place; the engine's own, if it comes, is discarded.
+	dropped bool
+	// extended is a later deadline, while the engine is still working.
+	extended time.Time
 }
 
 var _ Hinter = (*failoverStream)(nil)
@@ -233,6 +276,7 @@ func (s *failoverStream) Write(pcm []int16) error {
 	}
 	u := s.openLocked()
 	u.pcm = append(u.pcm, pcm...)
+	u.samples += len(pcm)
 	s.keptLen += len(pcm)
 	for i := 0; s.keptLen > s.maxKept && i < len(s.kept); i++ {
 		k := &s.kept[i]
@@ -360,6 +404,13 @@ func (s *failoverStream) Dropped() (samples, partials int64) {
 	return s.droppedSamples.Load(), s.droppedPartials.Load()
 }
 
+// Utterances reports the utterances the stream dropped (a Dropped final
+// went out for each) and the engine's finals for them that came late and
+// were discarded.
+func (s *failoverStream) Utterances() (dropped, late int64) {
+	return s.droppedUtterances.Load(), s.lateFinals.Load()
+}
+
 // run is the stream's goroutine.
 func (s *failoverStream) run(ctx context.Context) {
 	defer close(s.done)
@@ -411,9 +462,12 @@ func (s *failoverStream) loop(ctx context.Context) error {
 				s.failed(err)
 				continue
 			}
+			s.lastResult = time.Now()
 			s.deliver(ctx, t)
 		case <-expired:
-			s.failed(fmt.Errorf("%s: no final result within %v of Finish: %w", s.name(), s.f.finalTimeout, ErrTimeout))
+			if err := s.overdue(ctx); err != nil {
+				return err
+			}
 		case <-s.wake:
 		case <-s.stop:
 			return nil
@@ -427,6 +481,10 @@ func (s *failoverStream) loop(ctx context.Context) error {
 func (s *failoverStream) name() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.nameLocked()
+}
+
+func (s *failoverStream) nameLocked() string {
 	if s.onFallback {
 		return s.f.fallback.Transcriber.Name()
 	}
@@ -442,15 +500,130 @@ func (s *failoverStream) failed(err error) {
 	}
 }
 
-// finalDeadlineLocked is when the oldest finished utterance's final result
-// is due.
-func (s *failoverStream) finalDeadlineLocked() (time.Time, bool) {
-	for _, u := range s.kept {
-		if u.finished {
-			return u.finishedAt.Add(s.f.finalTimeout), true
+// waitingLocked is the oldest finished utterance still waiting for its
+// final result (not dropped), or nil.
+func (s *failoverStream) waitingLocked() *utterance {
+	for i := range s.kept {
+		if u := &s.kept[i]; u.finished && !u.dropped {
+			return u
 		}
 	}
-	return time.Time{}, false
+	return nil
+}
+
+// finalDeadlineLocked is when the waiting utterance's final result is due:
+// FinalTimeout plus its length after the start of its wait.
+func (s *failoverStream) finalDeadlineLocked() (time.Time, bool) {
+	u := s.waitingLocked()
+	if u == nil {
+		return time.Time{}, false
+	}
+	due := u.finishedAt.Add(s.allowedLocked(u))
+	if u.extended.After(due) {
+		due = u.extended
+	}
+	return due, true
+}
+
+// allowedLocked is the time u's final result may take.
+func (s *failoverStream) allowedLocked(u *utterance) time.Duration {
+	d := s.f.finalTimeout
+	if rate := s.opts.SampleRate; rate > 0 {
+		d += time.Duration(u.samples) * time.Second / time.Duration(rate)
+	}
+	return d
+}
+
+// answeredLocked starts the wait of the utterance after one that was
+// answered or dropped now: finals come in order, so its time runs from
+// here if it was finished before.
+func (s *failoverStream) answeredLocked() {
+	if u := s.waitingLocked(); u != nil {
+		if now := time.Now(); u.finishedAt.Before(now) {
+			u.finishedAt = now
+		}
+	}
+}
+
+// canFailOver reports whether a failure of the engine's stream moves the
+// stream to the fallback (there is one, and it is not on it yet).
+func (s *failoverStream) canFailOver() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.fallback.Transcriber != nil && !s.onFallback
+}
+
+// overdue acts on the waiting utterance whose final result is overdue:
+// the engine counts as failed when there is a fallback to take;
+// otherwise the utterance is dropped. It returns the stream's end when the
+// engine is gone.
+func (s *failoverStream) overdue(ctx context.Context) error {
+	s.mu.Lock()
+	u := s.waitingLocked()
+	if u == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	now := time.Now()
+	cause := fmt.Errorf("%s: no final result within %v of Finish: %w", s.nameLocked(), now.Sub(u.finishedAt).Round(time.Millisecond), ErrTimeout)
+	if s.f.fallback.Transcriber != nil && !s.onFallback {
+		if s.curErr == nil {
+			s.curErr = cause
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	quiet := s.f.finalTimeout
+	if last := u.finishedAt.Add(s.allowedLocked(u) + MaxFinalWait); s.lastResult.After(now.Add(-quiet)) && now.Before(last) {
+		// Still working (a busy machine): wait on while it gives results.
+		u.extended = s.lastResult.Add(quiet)
+		if u.extended.After(last) {
+			u.extended = last
+		}
+		s.mu.Unlock()
+		return nil
+	}
+	u.dropped = true
+	s.keptLen -= len(u.pcm)
+	u.pcm = nil
+	s.answeredLocked()
+	s.mu.Unlock()
+	if err := s.fault(cause); err != nil {
+		return err
+	}
+	return s.drop(ctx, 1, cause)
+}
+
+// fault counts one failure of the engine; it returns the stream's end
+// once they are MaxFailuresInARow in a row.
+func (s *failoverStream) fault(cause error) error {
+	s.failures++
+	if s.failures < MaxFailuresInARow {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.primaryErr != nil {
+		return fmt.Errorf("%w: %w; fallback gone, %d failures in a row, the last: %w", ErrTranscriberFailed, s.primaryErr, s.failures, cause)
+	}
+	return fmt.Errorf("%w: %s gone, %d failures in a row, the last: %w", ErrTranscriberFailed, s.nameLocked(), s.failures, cause)
+}
+
+// drop sends n Dropped finals, for utterances the engine failed.
+func (s *failoverStream) drop(ctx context.Context, n int, cause error) error {
+	for range n {
+		s.droppedUtterances.Add(1)
+		s.f.log.Warn("speech: an utterance was dropped: the transcriber failed it; the call goes on",
+			"provider", s.name(), "failures_in_a_row", s.failures, "err", cause)
+		select {
+		case s.results <- Transcript{Final: true, Dropped: true}:
+		case <-s.stop:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // deliver forwards a result: a partial never waits (a newer one follows),
@@ -466,18 +639,27 @@ func (s *failoverStream) deliver(ctx context.Context, t Transcript) {
 		}
 		return
 	}
+	s.failures = 0 // the engine answers, if late
 	s.mu.Lock()
+	late := false
 	if len(s.kept) > 0 {
 		if s.kept[0].finished {
+			late = s.kept[0].dropped
 			s.keptLen -= len(s.kept[0].pcm)
 			s.kept[0] = utterance{}
 			s.kept = s.kept[1:]
+			s.answeredLocked()
 		} else {
 			s.keptLen -= len(s.kept[0].pcm)
 			s.kept[0].pcm = nil
 		}
 	}
 	s.mu.Unlock()
+	if late { // a Dropped final went out in its place
+		s.lateFinals.Add(1)
+		s.f.log.Debug("speech: a late final result was discarded", "provider", s.name())
+		return
+	}
 	select {
 	case s.results <- t:
 	case <-s.stop:
@@ -486,12 +668,13 @@ func (s *failoverStream) deliver(ctx context.Context, t Transcript) {
 }
 
 // switchOver replaces the failed engine stream with the fallback's and
-// replays the kept audio to it. It returns the stream's end: ctx's error
-// when ctx ended, an error wrapping ErrTranscriberFailed when there is
-// nothing to switch to or the fallback fails too; nil when it switched.
+// replays the kept audio to it, or, with no fallback left, opens the
+// engine's stream again (restart). It returns the stream's end: ctx's
+// error when ctx ended, an error wrapping ErrTranscriberFailed when the
+// fallback does not start or the engine is gone; nil when it switched.
 func (s *failoverStream) switchOver(ctx context.Context, cause error) error {
 	s.mu.Lock()
-	old, onFallback, primaryErr := s.cur, s.onFallback, s.primaryErr
+	old, onFallback := s.cur, s.onFallback
 	s.cur, s.curErr = nil, nil
 	s.mu.Unlock()
 	if old != nil {
@@ -501,16 +684,10 @@ func (s *failoverStream) switchOver(ctx context.Context, cause error) error {
 		return ctx.Err() // the call is ending: not the engine's failure
 	}
 	fb := s.f.fallback.Transcriber
-	if onFallback {
-		if primaryErr != nil {
-			return fmt.Errorf("%w: %w; fallback: %w", ErrTranscriberFailed, primaryErr, cause)
-		}
-		return fmt.Errorf("%w: fallback: %w", ErrTranscriberFailed, cause)
+	if onFallback || fb == nil {
+		return s.restart(ctx, cause)
 	}
 	perr := fmt.Errorf("%w: %w", ErrTranscriberFailed, cause)
-	if fb == nil {
-		return perr
-	}
 	s.f.failOver(cause)
 	s.mu.Lock()
 	s.primaryErr = cause
@@ -528,11 +705,70 @@ func (s *failoverStream) switchOver(ctx context.Context, cause error) error {
 		}
 		return fmt.Errorf("%w; fallback: %w", perr, err)
 	}
+	s.failures = 0 // a new engine
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur = ns
 	err = s.replayLocked(ns, opts.Hints)
 	if err != nil {
+		s.curErr = err
+	}
+	return nil
+}
+
+// restart opens the current engine's stream again after it broke
+// (cause), with no fallback left: the finished utterances the broken
+// stream owed a final are dropped, and the open one is replayed. It returns
+// the stream's end when the engine is gone: it failed MaxFailuresInARow
+// times in a row, or its stream does not open.
+func (s *failoverStream) restart(ctx context.Context, cause error) error {
+	if err := s.fault(cause); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	owed := 0
+	open := s.kept[:0]
+	for _, u := range s.kept {
+		switch {
+		case !u.finished:
+			open = append(open, u)
+		case !u.dropped:
+			owed++
+			fallthrough
+		default:
+			s.keptLen -= len(u.pcm)
+		}
+	}
+	clear(s.kept[len(open):])
+	s.kept = open
+	eng, opts := s.f.primary, s.opts
+	if s.onFallback {
+		eng, opts = s.f.fallback.Transcriber, s.f.fallbackOptions(s.opts)
+	}
+	opts.Hints = s.hints
+	if len(s.kept) > 0 {
+		opts.Hints = s.kept[0].hints
+	}
+	primaryErr := s.primaryErr
+	s.mu.Unlock()
+	if err := s.drop(ctx, owed, cause); err != nil {
+		return err
+	}
+	ns, err := eng.Start(ctx, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if primaryErr != nil {
+			return fmt.Errorf("%w: %w; fallback: %w; it did not start again: %w", ErrTranscriberFailed, primaryErr, cause, err)
+		}
+		return fmt.Errorf("%w: %w; it did not start again: %w", ErrTranscriberFailed, cause, err)
+	}
+	s.f.log.Warn("speech: the transcriber's stream broke; opened again", "provider", eng.Name(), "failures_in_a_row", s.failures, "err", cause)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur = ns
+	if err := s.replayLocked(ns, opts.Hints); err != nil {
 		s.curErr = err
 	}
 	return nil

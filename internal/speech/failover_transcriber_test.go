@@ -70,6 +70,8 @@ type fakeStream struct {
 	writeErr  error      // Write returns it
 	finishErr error      // Finish returns it
 	silent    bool       // Finish gets no answer
+	hold      bool       // Finish's answer waits for release
+	held      []speech.Transcript
 	ended     bool
 	closed    bool
 	err       error
@@ -101,10 +103,23 @@ func (s *fakeStream) Finish() error {
 	s.finishes++
 	t := speech.Transcript{Final: true, Text: s.describeLocked()}
 	s.utt = nil
-	if !s.silent {
+	switch {
+	case s.hold:
+		s.held = append(s.held, t)
+	case !s.silent:
 		s.results <- t
 	}
 	return nil
+}
+
+// release sends the finals held back (hold), late.
+func (s *fakeStream) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.held {
+		s.results <- t
+	}
+	s.held, s.hold = nil, false
 }
 
 func (s *fakeStream) describeLocked() string {
@@ -325,7 +340,8 @@ func TestFailoverTranscriberSwitch(t *testing.T) {
 				c.breakIt(p)
 				if c.finished {
 					finish(t, s)
-					time.Sleep(speech.DefaultFinalTimeout + time.Millisecond)
+					// FinalTimeout plus the utterance's 300 ms.
+					time.Sleep(speech.DefaultFinalTimeout + 300*time.Millisecond + time.Millisecond)
 				} else {
 					synctest.Wait()
 					say(t, s, 200, 2)
@@ -383,7 +399,7 @@ func TestFailoverTranscriberReplaysPending(t *testing.T) {
 		if _, _, hints, _ := p.state(); len(hints) != 3 || hints[1] != nil || hints[2][0] != "book" {
 			t.Errorf("primary's hints = %q, want Start's, then nil, then [book]", hints)
 		}
-		time.Sleep(speech.DefaultFinalTimeout + time.Millisecond)
+		time.Sleep(speech.DefaultFinalTimeout + 100*time.Millisecond + time.Millisecond)
 		wantFinal(t, s, "fb n=800 v=1")
 		fbs := b.fallback.stream(0)
 		all, finishes, hints, _ := fbs.state()
@@ -419,41 +435,227 @@ func TestFailoverTranscriberEndpointedFinal(t *testing.T) {
 	})
 }
 
-func TestFailoverTranscriberNoFallback(t *testing.T) {
+// result reads the next result, failing on a closed channel.
+func result(t *testing.T, s speech.TranscribeStream) speech.Transcript {
+	t.Helper()
+	select {
+	case r, ok := <-s.Results():
+		if !ok {
+			t.Fatalf("Results closed (Err %v), want a result", s.Err())
+		}
+		return r
+	case <-time.After(time.Hour):
+		t.Fatal("no result within an hour")
+	}
+	return speech.Transcript{}
+}
+
+// wantDropped reads the next result, which must be a Dropped final that
+// went out after the utterance's full time: FinalTimeout plus its length.
+func wantDropped(t *testing.T, s speech.TranscribeStream, finished time.Time, uttLen time.Duration) {
+	t.Helper()
+	r := result(t, s)
+	if !r.Final || !r.Dropped || r.Text != "" {
+		t.Fatalf("result = %+v, want a Dropped final without text", r)
+	}
+	if took, want := time.Since(finished), speech.DefaultFinalTimeout+uttLen; took != want {
+		t.Errorf("dropped %v after Finish, want %v (FinalTimeout + the utterance's %v)", took, want, uttLen)
+	}
+}
+
+// TestFailoverTranscriberNoFallbackRestarts: with no fallback, a stream
+// that breaks is opened again on the same engine: the utterance it owed a
+// final is dropped (a Dropped final in its place), the open one is
+// replayed, and the call goes on. An engine whose stream does not open
+// again is gone: the stream ends transcriber-failed.
+func TestFailoverTranscriberNoFallbackRestarts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := setupSTT(t, false)
-		s := b.start(t, t.Context())
+		s := b.start(t, t.Context(), "yes", "no")
+		p := b.primary.stream(0)
+		p.set(func(p *fakeStream) { p.silent = true })
 		say(t, s, 100, 1)
-		b.primary.stream(0).fail(errors.New("socket dropped"))
+		finish(t, s) // owed when the stream breaks
+		say(t, s, 200, 2)
+		p.fail(errors.New("socket dropped"))
+		if r := result(t, s); !r.Final || !r.Dropped {
+			t.Fatalf("result after the break = %+v, want a Dropped final for the owed utterance", r)
+		}
+		synctest.Wait()
+		p2 := b.primary.stream(1)
+		if p2 == nil {
+			t.Fatal("the primary's stream was not opened again")
+		}
+		all, _, hints, _ := p2.state()
+		if len(all) != 1600 || all[0] != 2 || !slices.Equal(hints[0], []string{"yes", "no"}) {
+			t.Errorf("the new stream got %d samples (first %v), hints %q; want the open utterance's 1600 of 2, its hints", len(all), all, hints)
+		}
+		say(t, s, 100, 2)
+		finish(t, s)
+		wantFinal(t, s, "primary n=2400 v=2")
+		if b.f.FailedOver() {
+			t.Error("FailedOver() = true with no fallback")
+		}
+
+		b.primary.mu.Lock()
+		b.primary.startErr = errors.New("engine unloaded")
+		b.primary.mu.Unlock()
+		p2.fail(errors.New("socket dropped again"))
 		err := ended(t, s)
-		if !errors.Is(err, speech.ErrTranscriberFailed) || !strings.Contains(err.Error(), "socket dropped") {
-			t.Errorf("Err = %v, want ErrTranscriberFailed with the primary's error", err)
+		if !errors.Is(err, speech.ErrTranscriberFailed) || !strings.Contains(err.Error(), "socket dropped again") || !strings.Contains(err.Error(), "engine unloaded") {
+			t.Errorf("Err = %v, want ErrTranscriberFailed naming the break and the failed start", err)
 		}
 		if err := s.Write(make([]int16, 160)); !errors.Is(err, speech.ErrTranscriberFailed) {
 			t.Errorf("Write after the failure = %v, want the stream's error", err)
 		}
-		if b.f.FailedOver() {
-			t.Error("FailedOver() = true with no fallback")
+	})
+}
+
+// TestFailoverTranscriberNoFallbackOverdue: with no fallback, an
+// utterance whose final result does not come within FinalTimeout plus
+// its own length is dropped, and the stream goes on; the engine's final
+// for it, when it comes late, is discarded, so the next utterance gets its
+// own.
+func TestFailoverTranscriberNoFallbackOverdue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := setupSTT(t, false)
+		s := b.start(t, t.Context())
+		p := b.primary.stream(0)
+		p.set(func(p *fakeStream) { p.hold = true })
+		say(t, s, 2000, 1)
+		finish(t, s)
+		start := time.Now()
+		time.Sleep(speech.DefaultFinalTimeout + 2*time.Second - time.Millisecond)
+		select {
+		case r := <-s.Results():
+			t.Fatalf("result %+v before the utterance's time was up", r)
+		default:
+		}
+		wantDropped(t, s, start, 2*time.Second)
+
+		p.release() // the late final: discarded
+		say(t, s, 100, 2)
+		finish(t, s)
+		wantFinal(t, s, "primary n=800 v=2")
+		dropped, late := s.(interface{ Utterances() (int64, int64) }).Utterances()
+		if dropped != 1 || late != 1 {
+			t.Errorf("Utterances() = %d dropped, %d late; want 1, 1", dropped, late)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if err := ended(t, s); err != nil {
+			t.Errorf("Err after Close = %v, want nil", err)
 		}
 	})
 }
 
-// TestFailoverTranscriberNoFallbackTimeout: a primary that never answers
-// Finish fails the stream after FinalTimeout, saying it timed out.
-func TestFailoverTranscriberNoFallbackTimeout(t *testing.T) {
+// TestFailoverTranscriberWorkingEngine: with no fallback, an engine that
+// is still working — it keeps giving partial results, as the local one
+// does while it catches up on a busy machine — is waited for past the
+// utterance's time: its late final is delivered. It is dropped all the
+// same MaxFinalWait after its time.
+func TestFailoverTranscriberWorkingEngine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := setupSTT(t, false)
 		s := b.start(t, t.Context())
-		b.primary.stream(0).set(func(p *fakeStream) { p.silent = true })
+		p := b.primary.stream(0)
+		p.set(func(p *fakeStream) { p.hold = true })
+		working := make(chan struct{})
+		go func() { // a partial every 2 s until told to stop
+			for {
+				select {
+				case <-working:
+					return
+				case <-time.After(2 * time.Second):
+					p.partial()
+				}
+			}
+		}()
+		say(t, s, 1000, 1)
+		finish(t, s)
+		time.Sleep(speech.DefaultFinalTimeout + time.Second + 10*time.Second) // 10 s past its time
+		p.release()
+		for r := result(t, s); !r.Final; r = result(t, s) {
+		}
+		// Released: the final read above was the late one, not a Dropped.
+		if dropped, _ := s.(interface{ Utterances() (int64, int64) }).Utterances(); dropped != 0 {
+			t.Errorf("Utterances() dropped = %d, want 0: the engine was working", dropped)
+		}
+
+		p.set(func(p *fakeStream) { p.hold = true })
+		say(t, s, 1000, 2)
+		finish(t, s)
+		start := time.Now()
+		for {
+			r := result(t, s)
+			if r.Final {
+				if !r.Dropped {
+					t.Fatalf("final %+v, want a Dropped one", r)
+				}
+				break
+			}
+		}
+		close(working)
+		if took, want := time.Since(start), speech.DefaultFinalTimeout+time.Second+speech.MaxFinalWait; took != want {
+			t.Errorf("dropped %v after Finish while the engine worked, want %v (its time + MaxFinalWait)", took, want)
+		}
+	})
+}
+
+// TestFailoverTranscriberQueuedWait: finals come in order, so an
+// utterance finished while the one before still waits has its full time
+// from that one's answer, not from its own Finish.
+func TestFailoverTranscriberQueuedWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := setupSTT(t, false)
+		s := b.start(t, t.Context())
+		p := b.primary.stream(0)
+		p.set(func(p *fakeStream) { p.silent = true })
+		say(t, s, 1000, 1)
+		finish(t, s)
+		say(t, s, 100, 2)
+		finish(t, s)
+		start := time.Now()
+		wantDropped(t, s, start, time.Second)
+		wantDropped(t, s, time.Now(), 100*time.Millisecond)
+	})
+}
+
+// TestFailoverTranscriberGone: an engine that fails MaxFailuresInARow
+// utterances in a row is gone: the stream ends transcriber-failed, timed
+// out. A final in between, late or not, starts the count over.
+func TestFailoverTranscriberGone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := setupSTT(t, false)
+		s := b.start(t, t.Context())
+		p := b.primary.stream(0)
+		p.set(func(p *fakeStream) { p.hold = true })
+		for range speech.MaxFailuresInARow - 1 {
+			say(t, s, 100, 1)
+			finish(t, s)
+			wantDropped(t, s, time.Now(), 100*time.Millisecond)
+		}
+		p.release() // late finals: the engine is alive
+		p.set(func(p *fakeStream) { p.silent = true })
+		for range speech.MaxFailuresInARow - 1 {
+			say(t, s, 100, 1)
+			finish(t, s)
+			wantDropped(t, s, time.Now(), 100*time.Millisecond)
+		}
 		say(t, s, 100, 1)
 		finish(t, s)
 		start := time.Now()
 		err := ended(t, s)
-		if !errors.Is(err, speech.ErrTranscriberFailed) || !errors.Is(err, speech.ErrTimeout) || !strings.Contains(err.Error(), "timed out") {
-			t.Errorf("Err = %v, want ErrTranscriberFailed and ErrTimeout", err)
+		if !errors.Is(err, speech.ErrTranscriberFailed) || !errors.Is(err, speech.ErrTimeout) || !strings.Contains(err.Error(), "in a row") {
+			t.Errorf("Err = %v, want ErrTranscriberFailed and ErrTimeout, saying the failures were in a row", err)
 		}
-		if took := time.Since(start); took != speech.DefaultFinalTimeout {
-			t.Errorf("failed after %v, want %v", took, speech.DefaultFinalTimeout)
+		if took, want := time.Since(start), speech.DefaultFinalTimeout+100*time.Millisecond; took != want {
+			t.Errorf("ended %v after the last Finish, want %v", took, want)
+		}
+		dropped, _ := s.(interface{ Utterances() (int64, int64) }).Utterances()
+		if want := int64(2 * (speech.MaxFailuresInARow - 1)); dropped != want {
+			t.Errorf("Utterances() dropped = %d, want %d", dropped, want)
 		}
 	})
 }
@@ -480,7 +682,17 @@ func TestFailoverTranscriberBothFail(t *testing.T) {
 			say(t, s, 100, 1)
 			finish(t, s)
 			wantFinal(t, s, "fb n=800 v=1")
-			b.fallback.stream(0).fail(errors.New("fallback dropped"))
+			// The fallback's stream breaks: it is opened again...
+			b.fallback.stream(0).fail(errors.New("fallback blip"))
+			synctest.Wait()
+			say(t, s, 100, 2)
+			finish(t, s)
+			wantFinal(t, s, "fb n=800 v=2")
+			// ...until it does not open.
+			b.fallback.mu.Lock()
+			b.fallback.startErr = errors.New("fallback refused")
+			b.fallback.mu.Unlock()
+			b.fallback.stream(1).fail(errors.New("fallback dropped"))
 			err := ended(t, s)
 			if !errors.Is(err, speech.ErrTranscriberFailed) || !strings.Contains(err.Error(), "socket dropped") || !strings.Contains(err.Error(), "fallback dropped") {
 				t.Errorf("Err = %v, want ErrTranscriberFailed naming both errors", err)

@@ -38,6 +38,12 @@ type Transcript struct {
 	// each other and change.
 	Final      bool
 	Confidence float64
+	// Dropped marks a final that stands in for one the engine did not
+	// give in time (or lost when its stream broke): the utterance is lost
+	// and Text is empty. Only FailoverTranscriber streams send it, one for
+	// each such utterance, in its place, so that every Finish still gets
+	// one final; engines never set it.
+	Dropped bool
 }
 
 // Transcriber opens recognition streams.

@@ -288,6 +288,11 @@ func (l *listener) transcript(tr speech.Transcript) {
 	p.mu.Lock()
 	busy := p.playing != nil
 	p.mu.Unlock()
+	if tr.Dropped {
+		l.dropped(busy)
+		withdraw()
+		return
+	}
 	if !busy && text == "" {
 		withdraw() // noise
 		return
@@ -311,6 +316,24 @@ func (l *listener) transcript(tr speech.Transcript) {
 		l.bargeIn()
 	}
 	l.forward(text, m)
+}
+
+// dropped handles an utterance the recognizer failed (its final was
+// overdue, or its stream broke: speech.Transcript.Dropped): what the
+// caller said is lost, and the call goes on. Over the assistant's audio it
+// was no interruption (a paused turn resumes, as after a cough); otherwise
+// the engine asks the caller to say it again (conversation.Missed).
+func (l *listener) dropped(busy bool) {
+	p := l.p
+	p.utterancesDropped.Add(1)
+	p.log.Info("speech-to-text lost the caller's utterance; the call goes on", "provider", p.cfg.Transcriber.Name(), "over_the_assistant", busy)
+	if busy {
+		if l.paused != nil && !l.ep.Speaking() && len(l.waiting) == 0 {
+			l.resume(vad.NoWords)
+		}
+		return
+	}
+	p.cfg.Input(conversation.Input{Kind: conversation.Missed})
 }
 
 // forward hands a caller utterance to the engine.

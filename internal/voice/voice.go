@@ -159,9 +159,12 @@ type Pipeline struct {
 	// and words of every sentence synthesized so far.
 	paceFrames, paceWords int
 
-	dropped  atomic.Uint64 // caller frames dropped because listen fell behind
-	bargeIns atomic.Uint64
-	pauses   atomic.Uint64
+	dropped atomic.Uint64 // caller frames dropped because listen fell behind
+	// utterancesDropped counts the caller's utterances speech-to-text
+	// failed (speech.Transcript.Dropped).
+	utterancesDropped atomic.Uint64
+	bargeIns          atomic.Uint64
+	pauses            atomic.Uint64
 	// decDropped is the decoder's own drop count, published by Write.
 	decDropped atomic.Uint64
 	running    atomic.Bool
@@ -282,12 +285,18 @@ type Stats struct {
 	// caller's speech; each ended in a resume (a backchannel, noise) or in
 	// one of the BargeIns.
 	Pauses uint64
-	Pacer  audio.PacerStats
+	// UtterancesDropped is how many of the caller's utterances
+	// speech-to-text failed (no final in time, or its stream broke): each
+	// was lost, and the assistant asked the caller to say it again unless
+	// it was speaking.
+	UtterancesDropped uint64
+	Pacer             audio.PacerStats
 }
 
 // Stats returns the call's audio counters.
 func (p *Pipeline) Stats() Stats {
-	return Stats{DroppedIn: p.dropped.Load() + p.decDropped.Load(), BargeIns: p.bargeIns.Load(), Pauses: p.pauses.Load(), Pacer: p.pacer.Stats()}
+	return Stats{DroppedIn: p.dropped.Load() + p.decDropped.Load(), BargeIns: p.bargeIns.Load(), Pauses: p.pauses.Load(),
+		UtterancesDropped: p.utterancesDropped.Load(), Pacer: p.pacer.Stats()}
 }
 
 // Jitter is the outbound frames' lateness against their real-time

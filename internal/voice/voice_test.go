@@ -2,6 +2,7 @@ package voice
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"switchboard/internal/audio"
 	"switchboard/internal/audio/vad"
 	"switchboard/internal/call"
+	"switchboard/internal/conversation"
+	"switchboard/internal/speech"
 	"switchboard/internal/voice/voicetest"
 )
 
@@ -360,5 +363,44 @@ func TestTransportFails(t *testing.T) {
 		}
 		c.hangup()
 		c.end(10 * time.Second)
+	})
+}
+
+// TestSlowUtterance: a recognizer that misses one utterance's deadline (a
+// loaded machine slows it down) does not end the call: the utterance is
+// dropped and counted, the assistant asks the caller to say it again, the
+// engine's late final is discarded, and the caller's next utterance is
+// answered.
+func TestSlowUtterance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stt, tts := fakes(voicetest.Utterance{Final: "next tuesday", Delay: 8 * time.Second}, voicetest.Utterance{Final: "next tuesday"})
+		slow := speech.FailoverTranscriber(stt, speech.TranscriberFallback{}, speech.TranscriberFailoverOptions{})
+		brain := &voicetest.Brain{Replies: map[string]string{"next tuesday": "Tuesday it is."}}
+		c := startCall(t, callSetup{cfg: Config{Transcriber: slow, Synthesizer: tts}, brain: brain})
+		defer c.close()
+		c.speak(600 * time.Millisecond)
+		c.silenceUntil("the assistant asking again", voicetest.Is("audio.done", "turn_1"), 20*time.Second)
+		c.speak(600 * time.Millisecond)
+		c.silenceUntil("the answer", voicetest.Is("audio.done", "turn_3"), 10*time.Second)
+		c.silence(10 * time.Second) // past the first utterance's late final
+		c.hangup()
+		if reason := c.end(10 * time.Second); reason != call.ReasonCustomerEnded {
+			t.Errorf("ended %q, want %s", reason, call.ReasonCustomerEnded)
+		}
+		var got []string
+		for _, tr := range c.store.Turns() {
+			got = append(got, fmt.Sprintf("%d %s %q interrupted=%v", tr.Seq, tr.Role, tr.Text, tr.Interrupted))
+		}
+		want := []string{
+			fmt.Sprintf("1 assistant %q interrupted=false", conversation.MissedPrompt),
+			`2 user "next tuesday" interrupted=false`,
+			`3 assistant "Tuesday it is." interrupted=false`,
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("turns:\n got %q\nwant %q", got, want)
+		}
+		if st := c.p.Stats(); st.UtterancesDropped != 1 {
+			t.Errorf("Stats().UtterancesDropped = %d, want 1", st.UtterancesDropped)
+		}
 	})
 }

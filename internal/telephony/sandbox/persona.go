@@ -51,6 +51,7 @@ type alex struct {
 	name       string
 	answers    int
 	maxAnswers int
+	last       string // his last answer, said again when asked to
 }
 
 func (a *alex) Name() string { return a.name }
@@ -72,6 +73,14 @@ var script = []struct {
 }
 
 func (a *alex) Reply(text string) (string, bool) {
+	say, hangup := a.reply(text)
+	if say != "" {
+		a.last = say
+	}
+	return say, hangup
+}
+
+func (a *alex) reply(text string) (string, bool) {
 	if say, hangup, ok := a.match(text); ok {
 		return say, hangup
 	}
@@ -86,6 +95,14 @@ func (a *alex) Reply(text string) (string, bool) {
 // he says what he wants, in words recognizers get right even on a phone
 // line, then agrees with whatever was asked.
 func (a *alex) Hear(heard string) (string, bool) {
+	say, hangup := a.hear(heard)
+	if say != "" {
+		a.last = say
+	}
+	return say, hangup
+}
+
+func (a *alex) hear(heard string) (string, bool) {
 	if say, hangup, ok := a.match(heard); ok {
 		return say, hangup
 	}
@@ -99,11 +116,28 @@ func (a *alex) Hear(heard string) (string, bool) {
 	return "Yes, that's right.", false
 }
 
+// askedAgain are the words of an assistant that did not catch what Alex
+// said (conversation.MissedPrompt among them): he says it again.
+var askedAgain = []string{"say it again", "say that again", "didn't catch", "repeat that"}
+
+func containsAny(t string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // match applies the script (and the answer limit) to text.
 func (a *alex) match(text string) (say string, hangup, ok bool) {
 	t := " " + strings.ToLower(text) + " "
 	if a.answers >= a.maxAnswers {
 		return "Sorry, I have to go now. Bye!", true, true
+	}
+	if a.last != "" && containsAny(t, askedAgain) { // the assistant lost his answer
+		a.answers++
+		return a.last, false, true
 	}
 	for _, rule := range script {
 		for _, w := range rule.any {

@@ -553,6 +553,7 @@ func TestPersonaAlex(t *testing.T) {
 		hangup         bool
 	}{
 		{"Hi! I can book your appointment. What day would suit you?", "Tomorrow, please.", false},
+		{"Sorry, I didn't catch that. Could you say it again?", "Tomorrow, please.", false}, // his answer was lost
 		{"So Tuesday, December 1, is that right?", "Yes, that's right.", false},
 		{"What time works best? What time would you like?", "At 3 pm.", false},
 		{"You're booked. Goodbye!", "Thanks, bye!", true},
@@ -581,6 +582,7 @@ func TestPersonaHear(t *testing.T) {
 	steps := []struct{ heard, want string }{
 		{"i can look at your what what what do you", "I would like to book an appointment for tomorrow."},
 		{"so sunday november twenty second is that right", "Yes, that's right."},
+		{"sorry i didn't catch that could you say it again", "Yes, that's right."},
 		{"the two big league", "Yes, that's right."},
 		{"", ""},
 	}

@@ -15,8 +15,12 @@ type Utterance struct {
 	// Partial is sent once PartialAfter of the utterance's audio has been
 	// written ("" means Final's text).
 	Partial string
-	// Final is sent FinalDelay after Finish.
+	// Final is sent FinalDelay after Finish (Delay, when set).
 	Final string
+	// Delay, when set, is this utterance's Finish → final latency instead
+	// of the Transcriber's FinalDelay (a recognizer slowed down by a
+	// loaded machine).
+	Delay time.Duration
 }
 
 // Transcriber is a speech.Transcriber whose streams hear Utterances in
@@ -180,7 +184,11 @@ func (s *stream) Finish() error {
 	u := s.utterance(s.n)
 	s.n++
 	s.written, s.partialSent = 0, false
-	s.enqueueLocked(time.Now().Add(s.finalDelay), speech.Transcript{Text: u.Final, Final: true, Confidence: 0.9})
+	delay := s.finalDelay
+	if u.Delay > 0 {
+		delay = u.Delay
+	}
+	s.enqueueLocked(time.Now().Add(delay), speech.Transcript{Text: u.Final, Final: true, Confidence: 0.9})
 	return nil
 }
 
