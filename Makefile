@@ -53,10 +53,12 @@ test-short: ## unit tests only, no PostgreSQL; the pure-Go build (tests that nee
 	$(GO) test -short ./...
 
 # The linters, and why each is on, are in .golangci.yml; the pinned
-# golangci-lint is installed into ./bin by scripts/ensure-deps.sh.
+# golangci-lint is installed into ./bin by scripts/ensure-deps.sh. It may
+# run beside another checkout's (CI next to a session): without
+# --allow-parallel-runners the second one fails on golangci-lint's lock.
 lint: ## golangci-lint (.golangci.yml) over the speech_native build
 	@./scripts/ensure-deps.sh lint
-	CGO_ENABLED=1 ./bin/golangci-lint run ./...
+	CGO_ENABLED=1 ./bin/golangci-lint run --allow-parallel-runners ./...
 
 fmt: ## gofmt the tree
 	gofmt -w $$(git ls-files '*.go')
