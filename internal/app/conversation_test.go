@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"regexp"
 	"strings"
@@ -176,4 +177,20 @@ func TestFlowValidation(t *testing.T) {
 	}}
 	r := b.req("POST", "/v1/assistants", b.key, map[string]any{"name": "Broken", "model": map[string]any{"provider": "flow"}, "flow": bad})
 	expectFields(t, r, 400, "flow.nodes.ask.branches[0].next", "flow.nodes.ask.branches[0].match.pattern", "flow.nodes.lost")
+}
+
+// checkSeq: a stored transcript's seq is 1, 2, 3 … without a gap
+// (docs/api.md), every turn that reached the line being kept.
+func checkSeq(t *testing.T, turns []map[string]any) {
+	t.Helper()
+	for i, tr := range turns {
+		if seq, _ := tr["seq"].(float64); int(seq) != i+1 {
+			var got []string
+			for _, tr := range turns {
+				got = append(got, fmt.Sprintf("%v %v %q interrupted=%v", tr["seq"], tr["role"], tr["text"], tr["interrupted"]))
+			}
+			t.Errorf("transcript seq has a gap at %d (want %d):\n%s", int(seq), i+1, strings.Join(got, "\n"))
+			return
+		}
+	}
 }

@@ -481,3 +481,33 @@ func TestSandboxVoiceSlots(t *testing.T) {
 		t.Errorf("the silent persona's call ended %v, want silence-timed-out", s["endedReason"])
 	}
 }
+
+// TestVoiceSayInterruptsOpening: POST /v1/calls/{id}/say with interrupt
+// true about 0.3 s into the first message, before much (or any) of it
+// could be heard: the cut opening is still the transcript's first turn —
+// what was heard of it, possibly nothing, interrupted — and the sentence
+// said is the second, seq without a gap.
+func TestVoiceSayInterruptsOpening(t *testing.T) {
+	requireLocal(t)
+	t.Parallel()
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	asst := b.bookingAssistant(b.key)
+	callID, ws := b.dialWebCall(asst)
+	c := newVoiceClient(t, ws.conn)
+	c.send(protocol.SessionUpdate{TextOnly: new(false)})
+	c.until(30*time.Second, "the opening's audio", func(ev protocol.ServerEvent) bool { return ev.Type() == protocol.TypeAudioStart })
+	time.Sleep(300 * time.Millisecond)
+	const said = "One more thing before you go."
+	b.must(200, "POST", "/v1/calls/"+callID+"/say", map[string]any{"text": said, "interrupt": true})
+	c.until(30*time.Second, "the sentence said", isTurnDoneWith(said))
+	c.send(protocol.Hangup{})
+	b.waitCall(b.key, callID, 15*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	checkSeq(t, turns)
+	const opening = "Hi! I can book your appointment. What day would suit you?"
+	if len(turns) < 2 || turns[0]["role"] != "assistant" || turns[0]["interrupted"] != true || !strings.HasPrefix(opening, turns[0]["text"].(string)) ||
+		turns[1]["text"] != said {
+		t.Errorf("transcript = %v; want the cut opening (interrupted, what was heard of it), then %q", turns, said)
+	}
+}

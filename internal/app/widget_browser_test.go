@@ -65,18 +65,34 @@ const widgetFlow = `{
 // (the end of the utterance is found in it).
 func callerWAV(t *testing.T, text string, lead, tail time.Duration) string {
 	t.Helper()
-	pcm16k, err := audio.DecodePCM16(nil, speak(t, localVoice(t), text))
-	if err != nil {
-		t.Fatal(err)
-	}
+	return callerPhrasesWAV(t, lead, phrase{text, tail})
+}
+
+// phrase is one thing the fake microphone says, and the silence after it.
+type phrase struct {
+	text  string
+	pause time.Duration
+}
+
+// callerPhrasesWAV is callerWAV for several phrases, each followed by its
+// pause.
+func callerPhrasesWAV(t *testing.T, lead time.Duration, phrases ...phrase) string {
+	t.Helper()
 	const rate = 48000
-	rs := audio.NewResampler(audio.PipelineRate, rate)
+	tts := localVoice(t)
 	samples := make([]int16, int(lead*rate/time.Second))
-	samples = rs.Flush(rs.Process(samples, pcm16k))
+	for _, ph := range phrases {
+		pcm16k, err := audio.DecodePCM16(nil, speak(t, tts, ph.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := audio.NewResampler(audio.PipelineRate, rate)
+		samples = rs.Flush(rs.Process(samples, pcm16k))
+		samples = append(samples, make([]int16, int(ph.pause*rate/time.Second))...)
+	}
 	for i := range samples {
 		samples[i] /= 2 // -6 dB: room for the browser's gain control, which would clip at full scale
 	}
-	samples = append(samples, make([]int16, int(tail*rate/time.Second))...)
 	path := filepath.Join(t.TempDir(), "caller48k.wav")
 	if err := siptest.WriteWAV(path, siptest.WAV{Rate: rate, Samples: samples}); err != nil {
 		t.Fatal(err)
@@ -490,4 +506,104 @@ mount("#call", {gatewayUrl: "` + refused + `", test: true, onCall: (c) => c.on("
 		t.Errorf("after the refusal the button says %q, want Call assistant (a new call)", label)
 	}
 	t.Logf("refused: status %q; events %s", status, evs)
+}
+
+// readmeBookingAssistant is README.md step 10's "Booking line" flow
+// assistant, as a newcomer creates it.
+const readmeBookingAssistant = `{
+  "name": "Booking line",
+  "model": {"provider": "flow"},
+  "flow": {"start": "greet", "nodes": {
+    "greet":    {"type": "say", "text": "Hi! This is Bright Smile Dental.", "next": "ask_date"},
+    "ask_date": {"type": "ask", "text": "What day would suit you?",
+                 "branches": [{"match": {"kind": "date"}, "capture": "date", "next": "confirm"}]},
+    "confirm":  {"type": "ask", "text": "So {{date}}, is that right?",
+                 "branches": [{"match": {"kind": "yesno", "value": true}, "next": "bye"},
+                              {"match": {"kind": "yesno", "value": false}, "next": "ask_date"}]},
+    "bye":      {"type": "end", "text": "You are booked for {{date}}. Goodbye!", "success": true}}},
+  "analysisPlan": {"structuredDataSchema": {"type": "object",
+    "properties": {"date": {"type": "string", "format": "date"}}}}
+}`
+
+// TestWidgetBrowserBooking is a newcomer's first spoken call: README step
+// 10's booking flow, tried on the widget demo page (/widget/demo) in a
+// real chromium whose fake microphone says the README's answers (espeak-ng,
+// a day, then "Yes", with pauses for the endpointer; the file loops, and
+// the caller talks from the moment the call connects, over the greeting
+// too). The booking completes: the call ends completed /
+// assistant-ended-call, the analysis has the date and success, and the
+// stored transcript has every turn that reached the call, seq 1, 2, 3 …
+// without a gap, the opening first even when the caller cut it.
+func TestWidgetBrowserBooking(t *testing.T) {
+	chromium := requireBrowser(t)
+	requireLocal(t)
+	t.Parallel()
+	wav := callerPhrasesWAV(t, 0, phrase{"Tuesday", 8 * time.Second}, phrase{"Yes", 8 * time.Second})
+	b := start(t, testConfig(databases(t)["sqlite"](t)))
+	var body map[string]any
+	if err := json.Unmarshal([]byte(readmeBookingAssistant), &body); err != nil {
+		t.Fatal(err)
+	}
+	asst := b.must(201, "POST", "/v1/assistants", body).data()["id"].(string)
+	origin := strings.TrimRight(b.m.URL(), "/")
+	pk := b.must(201, "POST", "/v1/public-keys", map[string]any{"name": "Demo", "assistantIds": []string{asst},
+		"origins": []string{origin}}).data()["key"].(string)
+
+	ctx := browser(t, chromium, wav)
+	const button = `document.querySelector("#demo-call [data-switchboard-widget]").shadowRoot.querySelector("[data-switchboard-call]")`
+	if err := chromedp.Do(ctx, chromedp.Navigate(origin+"/widget/demo?assistantId="+asst+"&publicKey="+pk),
+		chromedp.WaitReady(chromedp.JSPath(button)), chromedp.Click(chromedp.JSPath(button))); err != nil {
+		t.Fatalf("demo page: %v", err)
+	}
+	var callID string
+	for deadline := time.Now().Add(10 * time.Second); callID == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if list := b.must(200, "GET", "/v1/calls?type=web", nil).list(); len(list) > 0 {
+			callID = list[0]["id"].(string)
+		}
+	}
+	if callID == "" {
+		t.Fatal("clicking the demo page's call button created no call")
+	}
+	// The flow ends the call itself once booked; the loop of the caller's
+	// answers gets there however often the recognizer mishears.
+	var c map[string]any
+	for deadline := time.Now().Add(100 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if c = b.must(200, "GET", "/v1/calls/"+callID, nil).data(); c["status"] == 3.0 {
+			break
+		}
+	}
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	var lines []string
+	for _, tr := range turns {
+		lines = append(lines, fmt.Sprintf("%v %v %q interrupted=%v", tr["seq"], tr["role"], tr["text"], tr["interrupted"]))
+	}
+	t.Logf("call %s ended %v/%v; transcript:\n%s", callID, c["outcome"], c["endedReason"], strings.Join(lines, "\n"))
+	if c["outcome"] != "completed" || c["endedReason"] != "assistant-ended-call" {
+		t.Errorf("call = %v/%v, want completed/assistant-ended-call (booked)", c["outcome"], c["endedReason"])
+	}
+	a := b.waitAnalysis(callID, 15*time.Second)
+	data, _ := a["structuredData"].(map[string]any)
+	if date, _ := data["date"].(string); !isoDate.MatchString(date) || a["successEvaluation"] != true {
+		t.Errorf("analysis structuredData %v, successEvaluation %v; want a date and true", a["structuredData"], a["successEvaluation"])
+	}
+	checkSeq(t, turns)
+	if len(turns) < 4 {
+		t.Fatalf("%d turns, want at least the opening, a day, yes and the goodbye", len(turns))
+	}
+	opening := "Hi! This is Bright Smile Dental. What day would suit you?"
+	if first := turns[0]; first["role"] != "assistant" || !strings.HasPrefix(opening, first["text"].(string)) ||
+		(first["text"] != opening && first["interrupted"] != true) {
+		t.Errorf("turn 1 = %v %q interrupted=%v, want the opening (what was heard of it, interrupted if cut)", first["role"], first["text"], first["interrupted"])
+	}
+	// The goodbye is the last assistant turn: all of it, or what was heard
+	// before the looping microphone talked over it.
+	const bye = "You are booked for "
+	for i := len(turns) - 1; i >= 0; i-- {
+		if tr := turns[i]; tr["role"] == "assistant" {
+			if text := tr["text"].(string); !strings.HasPrefix(text, bye) && !strings.HasPrefix(bye, text) {
+				t.Errorf("last assistant turn %q, want the goodbye (%q…)", text, bye)
+			}
+			break
+		}
+	}
 }

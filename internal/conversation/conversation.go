@@ -732,14 +732,15 @@ func (r *runner) turn(ctx context.Context, role, text string, started time.Time,
 	r.out.Transcript(role, text, turnID, true)
 }
 
-// finishTurn closes an assistant turn: persisted, then announced.
-//
-// A turn cut before the caller heard any of it is announced done (the
-// client saw its deltas) but is not a transcript line.
+// finishTurn closes an assistant turn: persisted, then announced. It is
+// the one place that decides what a turn that reached the line stores:
+// every turn whose text went out (a delta) is a transcript line with what
+// the caller got of it — all of it, or when cut what was heard, possibly
+// nothing (then "", interrupted) — so seq has no gaps. A reply that said
+// nothing gives its turn id back instead (reply).
 func (r *runner) finishTurn(ctx context.Context, turnID, role, text string, started time.Time, latency time.Duration, interrupted bool, bd *call.Breakdown) {
 	if interrupted && strings.TrimSpace(text) == "" {
-		r.out.TurnDone(turnID, "", true)
-		return
+		text = ""
 	}
 	r.persist(ctx, turnID, role, text, started, latency, interrupted, bd)
 	r.out.TurnDone(turnID, text, interrupted)

@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,28 @@ func TestSpokenMissed(t *testing.T) {
 	}
 	if len(b.said) != 1 || b.said[0] != MissedPrompt {
 		t.Errorf("brain was told %q, want the ask again", b.said)
+	}
+}
+
+// TestSpokenTurnCutUnheard: a turn cut before any of it was heard is still
+// a transcript line — empty, interrupted — so seq has no gap.
+func TestSpokenTurnCutUnheard(t *testing.T) {
+	b := &scriptBrain{open: Reply{Text: "Hello there, how are you today?"}, replies: map[string]Reply{"stop": {Text: "Okay."}}}
+	s, _ := runSpoken(t, b, func(turnID, text string) []Input {
+		if turnID == "turn_1" {
+			return []Input{{Kind: Interrupt, TurnID: turnID, Text: ""}, {Kind: UserText, Text: "stop"}}
+		}
+		return []Input{{Kind: Played, TurnID: turnID}, {Kind: Hangup}}
+	})
+	var got []string
+	for _, tr := range s.turns {
+		got = append(got, fmt.Sprintf("%d %s %q interrupted=%v", tr.Seq, tr.Role, tr.Text, tr.Interrupted))
+	}
+	want := []string{`1 assistant "" interrupted=true`, `2 user "stop" interrupted=false`, `3 assistant "Okay." interrupted=false`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("turns:\n got %q\nwant %q", got, want)
+	}
+	if ev := strings.Join(s.events, "|"); !strings.HasPrefix(ev, "spoken turn_1|done turn_1 |transcript assistant |") {
+		t.Errorf("events %s: want turn_1 done and its (empty) transcript line first", ev)
 	}
 }

@@ -3,6 +3,7 @@ package flow
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -93,6 +94,37 @@ var weekdays = map[string]time.Weekday{
 }
 
 var dayAfterTomorrow = phrases("day after tomorrow")[0]
+
+// DateAnswers are the spoken dates an ask with a date branch expects
+// (Runner.Expected): the relative ones first, then each month with each
+// ordinal day ("december third"), all in words, so that a recognizer that
+// takes hints as its grammar (the local one) hears a day ParseDate
+// understands. Cloud recognizers take the first few as boosted terms.
+var DateAnswers = dateAnswers()
+
+func dateAnswers() []string {
+	out := []string{"today", "tomorrow", "the day after tomorrow"}
+	days := []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+	for _, prefix := range []string{"", "next ", "this "} {
+		for _, d := range days {
+			out = append(out, prefix+d)
+		}
+	}
+	units := []string{"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"}
+	ordinals := append(append([]string{}, units...), "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
+		"fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth")
+	for _, u := range units {
+		ordinals = append(ordinals, "twenty "+u)
+	}
+	ordinals = append(ordinals, "thirtieth", "thirty first")
+	for m := time.January; m <= time.December; m++ {
+		days := time.Date(2028, m+1, 0, 0, 0, 0, 0, time.UTC).Day() // a leap year: February 29th too
+		for _, o := range ordinals[:days] {
+			out = append(out, strings.ToLower(m.String())+" "+o)
+		}
+	}
+	return out
+}
 
 // dateAt reads a date starting exactly at toks[i].
 func dateAt(toks []string, i int, today civil) (civil, int, bool) {

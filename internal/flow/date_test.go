@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"slices"
 	"testing"
 	"time"
 	_ "time/tzdata" // the tests' zone must not depend on the machine's
@@ -128,5 +129,38 @@ func TestParseDateZone(t *testing.T) {
 		if !ok || !got.Equal(tt.want) || got.Location().String() != tt.want.Location().String() {
 			t.Errorf("ParseDate(%q, %s, %v) = %s, %v; want %s", tt.in, now, tt.loc, got, ok, tt.want)
 		}
+	}
+}
+
+// TestDateAnswers: every spoken date an ask's date branch expects (its
+// recognizer's hints) is a date the matcher understands, and there is one
+// for every day of every month.
+func TestDateAnswers(t *testing.T) {
+	now := time.Date(2026, 11, 19, 10, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for _, a := range DateAnswers {
+		d, ok := ParseDate(a, now, nil)
+		if !ok {
+			t.Errorf("ParseDate(%q) found no date; every date hint must parse", a)
+			continue
+		}
+		seen[d.Format("01-02")] = true
+	}
+	if n := len(seen); n < 366 {
+		t.Errorf("date hints cover %d days of the year, want all 366 (and the relative ones)", n)
+	}
+}
+
+// TestExpectedDates: an ask with a date branch expects the spoken dates
+// (its recognizer's grammar), with its other branches' answers.
+func TestExpectedDates(t *testing.T) {
+	r := mustParse(t, `{"start": "ask", "nodes": {
+		"ask": {"type": "ask", "text": "What day would suit you?", "branches": [
+			{"match": {"kind": "date"}, "capture": "date", "next": "bye"},
+			{"match": {"kind": "keywords", "any": ["cancel"]}, "next": "bye"}]},
+		"bye": {"type": "end", "text": "Goodbye."}}}`).NewRunner(nil, nil)
+	r.Start()
+	if got, want := r.Expected(), append(slices.Clone(DateAnswers), "cancel"); !slices.Equal(got, want) {
+		t.Errorf("Expected() = %d answers, want the %d date answers then cancel", len(got), len(want))
 	}
 }

@@ -429,6 +429,8 @@ func (r *Runner) Expected() []string {
 			out = append(out, b.Match.Any...)
 		case kindYesNo:
 			out = append(out, "yes", "no")
+		case kindDate:
+			out = append(out, DateAnswers...)
 		case kindDTMF:
 		default:
 			return nil

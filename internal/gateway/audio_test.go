@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,8 +92,16 @@ func TestAudioSession(t *testing.T) {
 func micFrame(k int, voice bool) []byte {
 	out := make([]byte, 0, 640)
 	for i := range 320 {
-		t := float64(k*320+i) / 16000
-		v := 40 * math.Sin(2*math.Pi*3001*t)
+		n := uint32(k*320 + i)
+		t := float64(n) / 16000
+		// Hiss: white noise (a hash of the sample's index). A pure tone
+		// here would, once the VAD has adapted to it, pass for speech.
+		n = (n ^ 61) ^ (n >> 16)
+		n *= 9
+		n ^= n >> 4
+		n *= 0x27d4eb2d
+		n ^= n >> 15
+		v := float64(int(n%81) - 40)
 		if voice {
 			for h := 1.0; h < 20; h++ {
 				v += 4000 / h * math.Sin(2*math.Pi*150*h*t)
@@ -119,29 +129,15 @@ func TestAudioPauseResume(t *testing.T) {
 	// The microphone, in real time: hiss, and from the first message's
 	// audio on 500 ms of voice.
 	speak := make(chan struct{})
-	// stop ends the microphone between frames: a canceled context would
-	// close the connection if it came mid-write (coder/websocket does),
-	// and the hang-up below needs it.
-	ctx, stop := context.WithCancel(t.Context())
-	var mic sync.WaitGroup
-	mic.Go(func() {
-		start, voiced := time.Now(), -1
-		for k := 0; ctx.Err() == nil; k++ {
-			select {
-			case <-speak:
-				voiced, speak = k, nil
-			default:
-			}
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			err := cl.conn.Write(wctx, websocket.MessageBinary, micFrame(k, voiced >= 0 && k < voiced+25))
-			cancel()
-			if err != nil {
-				return
-			}
-			time.Sleep(time.Until(start.Add(time.Duration(k+1) * 20 * time.Millisecond)))
+	voiced := -1
+	stop := startMic(t, cl, func(k int) bool {
+		select {
+		case <-speak:
+			voiced, speak = k, nil
+		default:
 		}
+		return voiced >= 0 && k < voiced+25
 	})
-	defer mic.Wait()
 	defer stop()
 
 	cl.skipTo(protocol.TypeAudioStart)
@@ -166,10 +162,101 @@ func TestAudioPauseResume(t *testing.T) {
 		t.Errorf("%d audio frames for the first message, want its %d", cl.binary, want)
 	}
 	stop()
-	mic.Wait()
 	cl.send(`{"type":"hangup"}`)
 	cl.expectEndSkipping(call.Completed, call.ReasonCustomerEnded, websocket.StatusNormalClosure)
 	b.waitLive(t, 0)
+}
+
+// startMic sends the caller's microphone in real time from its own
+// goroutine: frame k is voice when voiced(k) says so (voiced runs on that
+// goroutine), hiss otherwise. stop ends it between frames — a canceled
+// context would close the connection if it came mid-write (coder/websocket
+// does), and a hang-up after it needs the connection — and waits for it.
+func startMic(tb testing.TB, cl *client, voiced func(k int) bool) (stop func()) {
+	ctx, cancel := context.WithCancel(tb.Context())
+	var mic sync.WaitGroup
+	mic.Go(func() {
+		start := time.Now()
+		for k := 0; ctx.Err() == nil; k++ {
+			wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			err := cl.conn.Write(wctx, websocket.MessageBinary, micFrame(k, voiced(k)))
+			cancelWrite()
+			if err != nil {
+				return
+			}
+			time.Sleep(time.Until(start.Add(time.Duration(k+1) * 20 * time.Millisecond)))
+		}
+	})
+	return func() { cancel(); mic.Wait() }
+}
+
+// TestAudioOpeningCutUnheard: the caller is already talking as the call
+// connects, and their words cut the first message before any of it could
+// be heard (assistant.audio.start, .pause, then .clear). The cut turn is
+// still a transcript line — what was heard, possibly nothing,
+// interrupted — so the stored transcript's seq has no gap: 1 (the cut
+// opening), 2 (the caller), 3 (the answer, cut by the hang-up).
+func TestAudioOpeningCutUnheard(t *testing.T) {
+	stt := &voicetest.Transcriber{Utterances: []voicetest.Utterance{{Final: "wait a moment please"}}}
+	// Slow words: nothing of the first is heard in the moment before the cut.
+	tts := &voicetest.Synthesizer{WordDuration: 2 * time.Second}
+	b := setup(t, func(o *setupOptions) {
+		o.asst = func(a *assistant.Assistant) { a.BargeIn.MinSpeechMs = 100 }
+		o.cfg = func(c *harnessConfig) { c.Voices = fakeVoices{stt: stt, tts: tts} }
+	})
+	c := b.webCall()
+	cl := b.dial(t, c)
+	cl.audio = true
+	cl.send(`{"type":"session.update","textOnly":false}`)
+	stop := startMic(t, cl, func(k int) bool { return k >= 5 && k < 55 }) // talking as it connects, for 1 s
+	defer stop()
+
+	var got []string
+	var cut string
+	for {
+		ev := cl.next()
+		switch e := ev.(type) {
+		case protocol.AudioStart:
+			got = append(got, e.Type()+" "+e.TurnID)
+		case protocol.AudioPause:
+			got = append(got, e.Type()+" "+e.TurnID)
+		case protocol.AudioClear:
+			got = append(got, e.Type()+" "+e.TurnID)
+		case protocol.TurnDone:
+			got = append(got, fmt.Sprintf("%s %s interrupted=%v", e.Type(), e.TurnID, e.Interrupted))
+			if e.TurnID == "turn_1" {
+				cut = e.Text
+			}
+		case protocol.Transcript:
+			if e.Final {
+				got = append(got, fmt.Sprintf("%s %s %s", e.Type(), e.Role, e.TurnID))
+			}
+		}
+		if a, ok := ev.(protocol.AudioStart); ok && a.TurnID == "turn_3" {
+			break // the answer; hanging up cuts it
+		}
+	}
+	want := []string{"assistant.audio.start turn_1", "assistant.audio.pause turn_1", "assistant.audio.clear turn_1",
+		"assistant.turn.done turn_1 interrupted=true", "transcript assistant turn_1", "transcript user turn_2"}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) || !strings.HasPrefix(firstMessage, cut) {
+		t.Errorf("events:\n got %q\nwant %q first; the cut turn's text %q must be a prefix of the first message", got, want, cut)
+	}
+	stop()
+	cl.send(`{"type":"hangup"}`)
+	cl.expectEndSkipping(call.Completed, call.ReasonCustomerEnded, websocket.StatusNormalClosure)
+	b.waitLive(t, 0)
+
+	var stored []string
+	for _, tr := range b.mem.turnsOf(c.ID) {
+		stored = append(stored, fmt.Sprintf("%d %s interrupted=%v", tr.Seq, tr.Role, tr.Interrupted))
+	}
+	wantStored := []string{"1 assistant interrupted=true", "2 user interrupted=false", "3 assistant interrupted=true"}
+	if !slices.Equal(stored, wantStored) {
+		t.Errorf("stored turns:\n got %q\nwant %q (the cut opening first)", stored, wantStored)
+	}
+	if tr := b.mem.turnsOf(c.ID); len(tr) == 3 && (tr[0].Text != cut || tr[1].Text != "wait a moment please") {
+		t.Errorf("stored texts %q, %q; want the cut turn's %q, then the caller's words", tr[0].Text, tr[1].Text, cut)
+	}
 }
 
 // TestAudioRefusals: audio cannot turn off, the format cannot change once

@@ -545,14 +545,6 @@ func (s *failoverStream) answeredLocked() {
 	}
 }
 
-// canFailOver reports whether a failure of the engine's stream moves the
-// stream to the fallback (there is one, and it is not on it yet).
-func (s *failoverStream) canFailOver() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.f.fallback.Transcriber != nil && !s.onFallback
-}
-
 // overdue acts on the waiting utterance whose final result is overdue:
 // the engine counts as failed when there is a fallback to take;
 // otherwise the utterance is dropped. It returns the stream's end when the

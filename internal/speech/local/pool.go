@@ -32,25 +32,46 @@ var (
 )
 
 // decoderPool lends decoders, creating them on first need (they are
-// expensive: ~0.3 s and ~90 MB each) and never more than size; a borrower
-// beyond that waits for a return.
+// expensive: ~0.3 s and ~90 MB each, 1–3 s on a loaded machine) and never
+// more than size; a borrower beyond that waits for a return. prepare
+// creates one ahead of need, in the background.
 type decoderPool struct {
 	create func() (decoder, error)
 	tokens chan struct{} // one per decoder lent out or being created
 
 	mu      sync.Mutex
 	idle    []decoder
-	created int // decoders alive (idle or lent)
+	created int // decoders alive (idle or lent), or being created
 	closed  bool
+	// warming is closed when the decoder prepare is creating is idle;
+	// nil when none is being prepared.
+	warming chan struct{}
+	wg      sync.WaitGroup // prepare's goroutine; close waits for it
 }
 
 func newDecoderPool(size int, create func() (decoder, error)) *decoderPool {
 	return &decoderPool{create: create, tokens: make(chan struct{}, size)}
 }
 
-// get lends a decoder, waiting while all are lent; it gives up, returning
-// nil, nil, when stop or done is closed.
+// get lends a decoder, waiting while all are lent (or for the one prepare
+// is creating, when none is idle); it gives up, returning nil, nil, when
+// stop or done is closed.
 func (p *decoderPool) get(stop, done <-chan struct{}) (decoder, error) {
+	p.mu.Lock()
+	warming := p.warming
+	if len(p.idle) > 0 {
+		warming = nil
+	}
+	p.mu.Unlock()
+	if warming != nil {
+		select {
+		case <-warming:
+		case <-stop:
+			return nil, nil
+		case <-done:
+			return nil, nil
+		}
+	}
 	select {
 	case p.tokens <- struct{}{}:
 	case <-stop:
@@ -107,7 +128,45 @@ func (p *decoderPool) discard(d decoder) {
 	<-p.tokens
 }
 
-// close frees the idle decoders now and the lent ones when they return.
+// prepare creates a decoder in the background when none is idle or being
+// prepared and the pool has room, so that the utterance that needs one
+// next (a call's first, as it starts) does not wait for its creation.
+func (p *decoderPool) prepare() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.idle) > 0 || p.warming != nil {
+		return
+	}
+	select {
+	case p.tokens <- struct{}{}:
+	default:
+		return // all lent or being created: a borrower waits for a return
+	}
+	p.created++
+	ready := make(chan struct{})
+	p.warming = ready
+	p.wg.Go(func() {
+		defer func() { <-p.tokens }()
+		d, err := p.create()
+		p.mu.Lock()
+		p.warming = nil
+		keep := err == nil && !p.closed
+		switch {
+		case keep:
+			p.idle = append(p.idle, d)
+		default:
+			p.created--
+		}
+		p.mu.Unlock()
+		close(ready)
+		if err == nil && !keep {
+			d.free()
+		}
+	})
+}
+
+// close frees the idle decoders now (and one being prepared once it is
+// created: close waits for it) and the lent ones when they return.
 func (p *decoderPool) close() {
 	p.mu.Lock()
 	idle := p.idle
@@ -118,6 +177,7 @@ func (p *decoderPool) close() {
 	for _, d := range idle {
 		d.free()
 	}
+	p.wg.Wait()
 }
 
 // poolStats is a snapshot for tests and the startup log.

@@ -117,3 +117,61 @@ func TestDecoderPoolBound(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDecoderPoolPrepare: prepare creates a decoder ahead of need, once
+// (not while one is idle or being created); a borrower meanwhile waits
+// for it rather than creating a second; close waits for one being
+// prepared and frees it.
+func TestDecoderPoolPrepare(t *testing.T) {
+	release := make(chan struct{})
+	f := &fakeFactory{slowDown: func() {}}
+	slow := func() (decoder, error) { <-release; return f.create() }
+	p := newDecoderPool(2, slow)
+	p.prepare()
+	p.prepare() // one is being prepared: nothing more
+	got := make(chan decoder)
+	go func() {
+		d, _ := p.get(nil, nil)
+		got <- d
+	}()
+	select {
+	case <-got:
+		t.Fatal("get returned before the prepared decoder was created")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	d := <-got
+	if s := p.stats(); s != (poolStats{Created: 1, Lent: 1}) {
+		t.Errorf("stats = %+v, want the one prepared decoder lent", s)
+	}
+	p.put(d)
+	p.prepare() // one is idle: nothing to prepare
+	if s := p.stats(); s != (poolStats{Created: 1, Idle: 1}) {
+		t.Errorf("stats after prepare with one idle = %+v, want 1 created and idle", s)
+	}
+
+	// close waits for a decoder being prepared, then frees it.
+	release2 := make(chan struct{})
+	f2 := &fakeFactory{}
+	p2 := newDecoderPool(1, func() (decoder, error) { <-release2; return f2.create() })
+	p2.prepare()
+	closed := make(chan struct{})
+	go func() { p2.close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("close returned while a decoder was being prepared")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release2)
+	<-closed
+	if s := p2.stats(); s != (poolStats{}) {
+		t.Errorf("stats after close = %+v, want zero", s)
+	}
+	if err := f2.check(true); err != nil {
+		t.Error(err)
+	}
+	p.close()
+	if err := f.check(true); err != nil {
+		t.Error(err)
+	}
+}

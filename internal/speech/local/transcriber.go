@@ -32,11 +32,15 @@ func (t *transcriber) Close() error {
 // Start implements speech.Transcriber. The stream takes PCM16 at 8000 or
 // 16000 Hz (8 kHz is upsampled here to the model's 16 kHz), Language ""
 // or English, and Model "" or "en-us". It does not wait for a decoder:
-// the first utterance does, while its audio queues.
+// the first utterance does, while its audio queues. When no decoder is
+// idle, one is created now in the background, so that the call's first
+// utterance does not pay for its creation (1–3 s on a loaded machine,
+// long enough to miss its deadline in speech.FailoverTranscriber).
 func (t *transcriber) Start(ctx context.Context, o speech.TranscribeOptions) (speech.TranscribeStream, error) {
 	if err := checkTranscribeOptions(o); err != nil {
 		return nil, err
 	}
+	t.pool.prepare()
 	s := newStream(t.pool, o, t.opts.Logger)
 	go s.run(ctx)
 	return s, nil
