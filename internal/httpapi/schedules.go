@@ -94,7 +94,8 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, onField(err, "phone_id")
 	}
-	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), nil)
+	// id is the contract's; data.id the rule of every create.
+	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), createdView{ID: sc.ID})
 	resp.body.ID = sc.ID
 	return resp, nil
 }

@@ -74,6 +74,13 @@ func viewAttempt(a schedule.Attempt) attemptView {
 	return v
 }
 
+// createdView is the data of a create whose contract answer carries the
+// new id elsewhere (callId, id): data.id holds it too, so that the new
+// resource's id is data.id on every create.
+type createdView struct {
+	ID string `json:"id"`
+}
+
 type scheduleView struct {
 	ID            string         `json:"id"`
 	Name          string         `json:"name"`
