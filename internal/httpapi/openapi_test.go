@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"slices"
 	"sort"
@@ -16,6 +15,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/callctl"
+	"switchboard/internal/httpapi/openapitest"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 )
@@ -318,36 +318,8 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 	}
 }
 
-// resolvePointer follows a local JSON pointer reference such as "#/components/schemas/Call".
-func resolvePointer(tree any, ref string) (any, error) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil, errString("only local references are used")
-	}
-	frag, err := url.PathUnescape(frag)
-	if err != nil {
-		return nil, err
-	}
-	cur := tree
-	if frag == "" {
-		return cur, nil
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, errString("cannot descend into " + tok)
-		}
-		if cur, ok = m[tok]; !ok {
-			return nil, errString("no " + tok)
-		}
-	}
-	return cur, nil
-}
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
+// resolvePointer follows a local reference such as "#/components/schemas/Call".
+func resolvePointer(tree any, ref string) (any, error) { return openapitest.Resolve(tree, ref) }
 
 // schemaEnum returns the enum of components.schemas[name].
 func schemaEnum(t *testing.T, tree any, name string) []string {

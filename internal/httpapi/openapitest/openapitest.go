@@ -193,35 +193,42 @@ func (b *builder) deref(loc string, v any) (string, map[string]any, error) {
 		if !ok {
 			return loc, m, nil
 		}
-		frag, ok := strings.CutPrefix(ref, "#")
-		if !ok {
-			return "", nil, fmt.Errorf("$ref %q is not local", ref)
-		}
-		if v, ok = lookup(b.tree, frag); !ok {
-			return "", nil, fmt.Errorf("$ref %q points at nothing", ref)
+		frag, _ := strings.CutPrefix(ref, "#")
+		var err error
+		if v, err = Resolve(b.tree, ref); err != nil {
+			return "", nil, fmt.Errorf("$ref %q: %w", ref, err)
 		}
 		loc = frag
 	}
 	return "", nil, fmt.Errorf("%s: $ref chain too long", loc)
 }
 
-// lookup follows a JSON pointer in tree.
-func lookup(tree any, ptr string) (any, bool) {
-	cur := tree
-	if ptr == "" {
-		return cur, true
+// Resolve follows a local reference ("#/components/schemas/Call", a JSON
+// pointer written as a URL fragment) in a decoded document.
+func Resolve(tree any, ref string) (any, error) {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, errors.New("only local references are used")
 	}
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		return nil, err
+	}
+	cur := tree
+	if frag == "" {
+		return cur, nil
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
 		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return nil, false
+			return nil, fmt.Errorf("cannot descend into %s", tok)
 		}
 		if cur, ok = m[tok]; !ok {
-			return nil, false
+			return nil, fmt.Errorf("no %s", tok)
 		}
 	}
-	return cur, true
+	return cur, nil
 }
 
 // escape makes s one JSON pointer token, written as it may stand in a
@@ -334,28 +341,7 @@ func (v *Validator) CheckResponse(method, path string, status int, header http.H
 	if len(body) == 0 && method == http.MethodHead {
 		return nil
 	}
-	ct := header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return fail("Content-Type %q is not a media type (documented: %s)", ct, strings.Join(keys(resp.content), ", "))
-	}
-	sch, ok := resp.content[mt]
-	if !ok {
-		if sch, ok = wildcard(resp.content, mt); !ok {
-			return fail("Content-Type %s is not documented (documented: %s)", mt, strings.Join(keys(resp.content), ", "))
-		}
-	}
-	if sch == nil || len(body) > maxValidated {
-		return nil
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return fail("the %s body is not JSON (%v): %s", mt, err, excerpt(body))
-	}
-	if err := sch.Validate(doc); err != nil {
-		return fail("the body does not match the documented schema:\n%v\nbody: %s", err, excerpt(body))
-	}
-	return nil
+	return checkBody(fail, "", resp.content, header.Get("Content-Type"), body)
 }
 
 // CheckRequest checks a request body against the operation's documented
@@ -380,14 +366,23 @@ func (v *Validator) CheckRequest(method, path string, header http.Header, body [
 	if !op.hasRequest {
 		return fail("the operation documents no request body, but %d bytes were sent: %s", len(body), excerpt(body))
 	}
-	ct := header.Get("Content-Type")
+	return checkBody(fail, "request ", op.request, header.Get("Content-Type"), body)
+}
+
+// checkBody checks a body of Content-Type ct against the documented
+// content (media type → schema; nil for a media type not JSON): the media
+// type must be one of them (or a documented range), a JSON body valid
+// under its schema. what ("", "request ") names the schema in errors.
+func checkBody(fail func(string, ...any) error, what string, content map[string]*jsonschema.Schema, ct string, body []byte) error {
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return fail("Content-Type %q is not a media type (documented: %s)", ct, strings.Join(keys(op.request), ", "))
+		return fail("Content-Type %q is not a media type (documented: %s)", ct, strings.Join(keys(content), ", "))
 	}
-	sch, ok := op.request[mt]
+	sch, ok := content[mt]
 	if !ok {
-		return fail("Content-Type %s is not documented (documented: %s)", mt, strings.Join(keys(op.request), ", "))
+		if sch, ok = wildcard(content, mt); !ok {
+			return fail("Content-Type %s is not documented (documented: %s)", mt, strings.Join(keys(content), ", "))
+		}
 	}
 	if sch == nil || len(body) > maxValidated {
 		return nil
@@ -397,7 +392,7 @@ func (v *Validator) CheckRequest(method, path string, header http.Header, body [
 		return fail("the %s body is not JSON (%v): %s", mt, err, excerpt(body))
 	}
 	if err := sch.Validate(doc); err != nil {
-		return fail("the body does not match the documented request schema:\n%v\nbody: %s", err, excerpt(body))
+		return fail("the body does not match the documented %sschema:\n%v\nbody: %s", what, err, excerpt(body))
 	}
 	return nil
 }
