@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"switchboard/internal/httpapi"
+	"switchboard/internal/httpapi/openapitest"
 	"switchboard/internal/nodetest"
 	"switchboard/internal/secret"
 	"switchboard/internal/telephony/sandbox"
@@ -176,23 +178,36 @@ func (r resp) code() string {
 	return s
 }
 
+// documented is the REST API's OpenAPI document as a validator, built
+// once for the package's tests.
+var documented = sync.OnceValues(func() (*openapitest.Validator, error) { return openapitest.New(httpapi.OpenAPI()) })
+
 // req sends a request with key; body may be nil, a string (sent as is) or a value (JSON).
+// Every exchange is checked against the OpenAPI document (openapitest):
+// the answer must be one its operation documents, and a request body the
+// server accepted (2xx) must be valid under the documented request
+// schema; a mismatch fails the test, naming method, path, status and what
+// does not hold.
 func (b *testBundle) req(method, path, key string, body any, headers ...string) resp {
 	b.t.Helper()
-	var rd io.Reader
+	var sent []byte
 	ct := ""
 	switch v := body.(type) {
 	case nil:
 	case string:
-		rd, ct = strings.NewReader(v), "application/json"
+		sent, ct = []byte(v), "application/json"
 	case []byte:
-		rd, ct = bytes.NewReader(v), "application/json"
+		sent, ct = v, "application/json"
 	default:
 		j, err := json.Marshal(v)
 		if err != nil {
 			b.t.Fatal(err)
 		}
-		rd, ct = bytes.NewReader(j), "application/json"
+		sent, ct = j, "application/json"
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(sent)
 	}
 	rq, err := http.NewRequest(method, b.m.URL()+path, rd)
 	if err != nil {
@@ -219,7 +234,21 @@ func (b *testBundle) req(method, path, key string, body any, headers ...string) 
 	raw, _ := io.ReadAll(res.Body)
 	out := resp{Status: res.StatusCode, Header: res.Header, Raw: string(raw)}
 	_ = json.Unmarshal(raw, &out.Body)
+	b.checkDocumented(rq, sent, res, raw)
 	return out
+}
+
+// checkDocumented checks one exchange of req against the OpenAPI document.
+func (b *testBundle) checkDocumented(rq *http.Request, sent []byte, res *http.Response, raw []byte) {
+	b.t.Helper()
+	v, err := documented()
+	if err != nil {
+		b.t.Errorf("openapi.json: %v", err)
+		return
+	}
+	if err := v.CheckExchange(rq.Method, rq.URL.RequestURI(), rq.Header, sent, res.StatusCode, res.Header, raw); err != nil {
+		b.t.Errorf("%v", err)
+	}
 }
 
 // must sends a request with the bootstrap key and fails unless the status is want.

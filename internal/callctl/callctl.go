@@ -525,12 +525,22 @@ func (s *Service) Connect(ctx context.Context, callID string) (call.Call, error)
 // failed) a phone call is hung up all the same, and the provider's Ended
 // event records it as asked (see hangup); End returns the error.
 func (s *Service) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
+	c, _, err := s.EndOnce(ctx, callID, outcome, reason, result)
+	return c, err
+}
+
+// EndOnce is End that also says whether this end is the one the record
+// holds: recorded is false when the call had ended already, another way
+// (c is then the record as that end left it). The call runtime uses it
+// to tell which of several ends of a call ended it (POST
+// /v1/calls/{id}/end answers 200 once).
+func (s *Service) EndOnce(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (c call.Call, recorded bool, err error) {
 	c, applied, err := s.apply(ctx, callID, call.Change{To: call.Ended, At: s.now(), Outcome: outcome, Reason: reason}, result)
 	if err == nil && !applied {
-		return c, nil // it had ended already
+		return c, false, nil // it had ended already
 	}
 	s.hangUpProvider(ctx, c, hangup{outcome: outcome, reason: reason, result: result, asked: s.now()})
-	return c, err
+	return c, err == nil, err
 }
 
 // askHangup records a hang-up before the provider is asked, so that its

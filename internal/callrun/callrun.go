@@ -98,6 +98,15 @@ type run struct {
 	// ending is set once the conversation is ending the call itself: an
 	// Ended notice for the call is then its own, not a reason to stop.
 	ending atomic.Bool
+	// endAsked is taken by the first API end of the call (End): only that
+	// request's hangup reaches the conversation, so only it can be the
+	// end the record holds.
+	endAsked atomic.Bool
+	// final is the end the conversation recorded, set once by runEnder
+	// before recorded is closed.
+	final        finalEnd
+	recorded     chan struct{}
+	recordedOnce sync.Once
 
 	// mu guards the audio side, which a web line turns on mid-call.
 	mu       sync.Mutex
@@ -129,7 +138,8 @@ func (r *Runtime) Start(c call.Call, line telephony.Line) bool {
 	// The conversation's context is canceled by Stop (shutdown), Cancel
 	// and Ended: it then ends system-shutdown, or as its record says.
 	ctx, cancel := context.WithCancel(context.Background())
-	rn := &run{call: c, line: line, out: &output{line: line}, in: make(chan conversation.Input, inputBuffer), done: make(chan struct{}), cancel: cancel}
+	rn := &run{call: c, line: line, out: &output{line: line}, in: make(chan conversation.Input, inputBuffer), done: make(chan struct{}),
+		recorded: make(chan struct{}), cancel: cancel}
 	r.live[c.ID] = rn
 	// Started under r.mu, so that Stop, which sets stopped under r.mu
 	// before its Wait, always waits for this call.
@@ -198,26 +208,62 @@ func (r *Runtime) get(orgID, callID string) (*run, error) {
 
 // End ends live call callID as the API asked (completed, api-ended-call):
 // its conversation ends it, recording what it gathered, and End returns
-// once the conversation has. ended is false when the call does not run
-// here.
+// once the end is recorded. ended is false, with a nil error, when the
+// call does not run here (the caller ends it).
+//
+// Of the ends asked of one call, concurrent or not, exactly one reports
+// ended: the first asks the conversation to hang up, and it reports
+// ended only if the record holds that end (the conversation's end was
+// the transition to ended, with api-ended-call). Every other end, and
+// the first when the call ended another way first (the caller hung up,
+// another node's end), waits for the record and is a Conflict naming the
+// call's outcome and endedReason.
 func (r *Runtime) End(ctx context.Context, orgID, callID string) (ended bool, err error) {
 	rn, err := r.get(orgID, callID)
 	if err != nil {
 		return false, nil // not run here: the caller ends it
 	}
+	first := rn.endAsked.CompareAndSwap(false, true)
+	if first {
+		// Not bounded by ctx: a claim given up before its hangup is sent
+		// would leave the other ends waiting for an end nobody asked.
+		// The conversation reads its inputs while it runs, and done
+		// closes when it returns.
+		select {
+		case rn.in <- conversation.Input{Kind: conversation.Hangup, Reason: call.ReasonAPIEnded}:
+		case <-rn.done:
+		}
+	}
 	select {
-	case rn.in <- conversation.Input{Kind: conversation.Hangup, Reason: call.ReasonAPIEnded}:
-	case <-rn.done:
-		return true, nil
+	case <-rn.recorded:
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
-	select {
-	case <-rn.done:
+	f := rn.final
+	switch {
+	case f.err != nil:
+		return false, f.err
+	case first && f.recorded && f.reason == call.ReasonAPIEnded:
 		return true, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
 	}
+	return false, apperr.Conflictf("call %s has already ended (%s, %s)", callID, f.call.Outcome, f.call.EndedReason)
+}
+
+// finalEnd is the end a call's conversation recorded: the record, and
+// whether this end was the transition to ended (recorded) with reason.
+type finalEnd struct {
+	call     call.Call
+	reason   string
+	recorded bool
+	err      error
+}
+
+// OnceEnder is an Ender that also says whether its end is the one the
+// record holds (callctl.Service.EndOnce): recorded is false when the call
+// had ended already. With a plain Ender, an end counts as recorded when
+// the record it returns is ended with its outcome and reason.
+type OnceEnder interface {
+	EndOnce(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (c call.Call, recorded bool, err error)
 }
 
 // Say makes the assistant of live call callID say text now: with
@@ -476,10 +522,25 @@ type runEnder struct {
 func (e runEnder) End(ctx context.Context, callID string, outcome call.Outcome, reason string, result call.Result) (call.Call, error) {
 	e.rn.ending.Store(true)
 	e.r.finishRecording(ctx, e.rn)
-	c, err := e.r.cfg.Ender.End(ctx, callID, outcome, reason, result)
+	var (
+		c        call.Call
+		recorded bool
+		err      error
+	)
+	if o, ok := e.r.cfg.Ender.(OnceEnder); ok {
+		c, recorded, err = o.EndOnce(ctx, callID, outcome, reason, result)
+	} else {
+		c, err = e.r.cfg.Ender.End(ctx, callID, outcome, reason, result)
+		recorded = err == nil && c.Status == call.Ended && c.Outcome == outcome && c.EndedReason == reason
+	}
 	if err == nil && c.Status == call.Ended {
 		e.rn.out.recorded(c)
 	}
+	// The first end of the conversation is the one End reports on.
+	e.rn.recordedOnce.Do(func() {
+		e.rn.final = finalEnd{call: c, reason: reason, recorded: recorded, err: err}
+		close(e.rn.recorded)
+	})
 	return c, err
 }
 

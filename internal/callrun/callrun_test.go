@@ -51,7 +51,7 @@ type fakeEnder struct{ ended chan [2]string }
 
 func (e fakeEnder) End(_ context.Context, callID string, outcome call.Outcome, reason string, _ call.Result) (call.Call, error) {
 	e.ended <- [2]string{string(outcome), reason}
-	return call.Call{ID: callID}, nil
+	return call.Call{ID: callID, Status: call.Ended, Outcome: outcome, EndedReason: reason}, nil
 }
 
 // textLine is a text line whose far end is driven by the test.

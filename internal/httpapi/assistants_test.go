@@ -59,8 +59,7 @@ func (b *apiBundle) raw(method, path, body string) (int, []byte) {
 	if body != "" {
 		rq.Header.Set("Content-Type", "application/json")
 	}
-	w := httptest.NewRecorder()
-	b.s.ServeHTTP(w, rq)
+	w := serve(b.t, b.s, rq)
 	return w.Code, w.Body.Bytes()
 }
 

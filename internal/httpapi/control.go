@@ -24,7 +24,9 @@ import (
 type LiveCalls interface {
 	// End ends a call whose conversation runs on this node (completed,
 	// api-ended-call) and returns once the end is recorded; ended is
-	// false, and nothing done, when the call does not run here.
+	// false, and nothing done, when the call does not run here. Of the
+	// ends of one call only the one whose end was recorded reports ended;
+	// every other is a Conflict naming the recorded outcome and reason.
 	End(ctx context.Context, orgID, callID string) (ended bool, err error)
 	// Say makes the assistant speak text now; with interrupt, what it is
 	// saying is cut first, else text follows it.
@@ -38,7 +40,10 @@ type LiveCalls interface {
 // MaxSayText bounds POST /v1/calls/{id}/say's text, in characters.
 const MaxSayText = 2000
 
-// endCall hangs a live call up (callctl.EndByAPI).
+// endCall hangs a live call up (callrun's End where its conversation
+// runs, else callctl.EndByAPI). Exactly one end of a call answers 200:
+// both decide by the one transition to ended, and an end that did not
+// make it is a Conflict (409 "already ended").
 func (s *Server) endCall(ctx context.Context, r *request) (response, error) {
 	cid, err := pathID(r, "id", id.Call, "call")
 	if err != nil {

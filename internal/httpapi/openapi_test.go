@@ -6,13 +6,18 @@ import (
 	"log/slog"
 	"maps"
 	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"switchboard/internal/apperr"
+	"switchboard/internal/callctl"
+	"switchboard/internal/httpapi/openapitest"
+	"switchboard/internal/phone"
+	"switchboard/internal/schedule"
 )
 
 // openAPIDocument is the part of the OpenAPI document the checks read.
@@ -91,8 +96,7 @@ func TestOpenAPIServedServers(t *testing.T) {
 		{"http://10.0.0.7:9000", "http://10.0.0.7:9000"},
 	} {
 		srv := New(Config{PublicURL: tt.publicURL}, nil, nil, nil, slog.New(slog.DiscardHandler), nil)
-		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, httptest.NewRequest("GET", "/v1/openapi.json", nil))
+		w := serve(t, srv, httptest.NewRequest("GET", "/v1/openapi.json", nil))
 		if w.Code != 200 {
 			t.Fatalf("GET /v1/openapi.json with PublicURL %q = %d", tt.publicURL, w.Code)
 		}
@@ -314,33 +318,54 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 	}
 }
 
-// resolvePointer follows a local JSON pointer reference such as "#/components/schemas/Call".
-func resolvePointer(tree any, ref string) (any, error) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil, errString("only local references are used")
-	}
-	frag, err := url.PathUnescape(frag)
+// resolvePointer follows a local reference such as "#/components/schemas/Call".
+func resolvePointer(tree any, ref string) (any, error) { return openapitest.Resolve(tree, ref) }
+
+// schemaEnum returns the enum of components.schemas[name].
+func schemaEnum(t *testing.T, tree any, name string) []string {
+	t.Helper()
+	v, err := resolvePointer(tree, "#/components/schemas/"+name+"/enum")
 	if err != nil {
-		return nil, err
+		t.Fatalf("components.schemas.%s.enum: %v", name, err)
 	}
-	cur := tree
-	if frag == "" {
-		return cur, nil
+	var out []string
+	for _, e := range v.([]any) {
+		out = append(out, e.(string))
 	}
-	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, errString("cannot descend into " + tok)
-		}
-		if cur, ok = m[tok]; !ok {
-			return nil, errString("no " + tok)
-		}
-	}
-	return cur, nil
+	return out
 }
 
-type errString string
+// TestOpenAPIEnums: the enums the server's own lists decide are those
+// lists: the webhook event types (callctl.EventTypes), every error code a
+// handler sets beside its kind's, every attempt state GET shows.
+func TestOpenAPIEnums(t *testing.T) {
+	_, tree := parseOpenAPI(t)
+	if got, want := schemaEnum(t, tree, "WebhookEvent"), callctl.EventTypes; !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("WebhookEvent enum = %v, want callctl.EventTypes %v", got, want)
+	}
+	codes := schemaEnum(t, tree, "ErrorCode")
+	for _, k := range []apperr.Kind{apperr.Invalid, apperr.Unauthenticated, apperr.PermissionDenied, apperr.NotFound, apperr.MethodNotAllowed,
+		apperr.Conflict, apperr.TooLarge, apperr.UnsupportedMediaType, apperr.RateLimited, apperr.Internal, apperr.Unavailable} {
+		if c := (&apperr.Error{Kind: k}).ErrorCode(); !slices.Contains(codes, c) {
+			t.Errorf("ErrorCode enum %v lacks %q (kind %v)", codes, c, k)
+		}
+	}
+	for _, c := range []string{phone.SuppressedCode, "number_taken", "transfer_refused", "idempotency_key_reused", "idempotency_request_in_progress"} {
+		if !slices.Contains(codes, c) {
+			t.Errorf("ErrorCode enum %v lacks %q", codes, c)
+		}
+	}
+	states := schemaEnum(t, tree, "AttemptState")
+	for _, st := range []schedule.AttemptState{schedule.Pending, schedule.Canceled, schedule.Failed, schedule.Suppressed} {
+		if p := schedule.Progress(st, false); !slices.Contains(states, p) {
+			t.Errorf("AttemptState enum %v lacks %q", states, p)
+		}
+	}
+	for _, ended := range []bool{false, true} {
+		if p := schedule.Progress(schedule.Dialed, ended); !slices.Contains(states, p) {
+			t.Errorf("AttemptState enum %v lacks %q", states, p)
+		}
+	}
+}
 
-func (e errString) Error() string { return string(e) }
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }

@@ -94,7 +94,8 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, onField(err, "phone_id")
 	}
-	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), nil)
+	// id is the contract's; data.id the rule of every create.
+	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), createdView{ID: sc.ID})
 	resp.body.ID = sc.ID
 	return resp, nil
 }
@@ -140,7 +141,7 @@ func (s *Server) getSchedule(ctx context.Context, r *request) (response, error) 
 	}
 	progress := schedule.Count(attempts, s.now())
 	v.Progress = &progress
-	v.State = scheduleState(sc, live)
+	v.State = sc.State(live)
 	return ok(http.StatusOK, "schedule", v), nil
 }
 
@@ -152,13 +153,33 @@ func (s *Server) cancelSchedule(ctx context.Context, r *request) (response, erro
 	if err != nil {
 		return response{}, err
 	}
-	n, err := s.sched.Cancel(ctx, r.orgID, sid)
+	ch, err := s.sched.Cancel(ctx, r.orgID, sid)
 	if err != nil {
 		return response{}, err
 	}
-	resp := ok(http.StatusOK, fmt.Sprintf("schedule canceled; %d pending call(s) will not be dialed", n), map[string]int{"canceledAttempts": n})
+	var msg string
+	switch {
+	case ch.Changed && ch.CanceledAttempts > 0:
+		msg = fmt.Sprintf("schedule canceled; %d pending call(s) will not be dialed", ch.CanceledAttempts)
+	case ch.Changed:
+		msg = "schedule canceled; nothing was pending, and the calls under way go on"
+	case ch.Canceled:
+		msg = "schedule was already canceled; nothing changed"
+	default:
+		msg = "schedule has finished: nothing to cancel; nothing changed"
+	}
+	resp := ok(http.StatusOK, msg, scheduleChangeView{CanceledAttempts: &ch.CanceledAttempts, Changed: ch.Changed, State: ch.State})
 	resp.body.ID = sid
 	return resp, nil
+}
+
+// scheduleChangeView is what a cancel (canceledAttempts) or a pause or
+// resume (paused) did, and the schedule's state after it.
+type scheduleChangeView struct {
+	CanceledAttempts *int   `json:"canceledAttempts,omitempty"`
+	Paused           *bool  `json:"paused,omitempty"`
+	Changed          bool   `json:"changed"`
+	State            string `json:"state"`
 }
 
 // maxCap bounds every cap on live calls the API accepts.
@@ -234,17 +255,30 @@ func (s *Server) setSchedulePaused(ctx context.Context, r *request, paused bool)
 	if err != nil {
 		return response{}, err
 	}
-	change := s.sched.Resume
-	msg := map[bool]string{true: "schedule resumed; its due attempts are dialed in their calling hours", false: "schedule was not paused"}
+	change, verb := s.sched.Resume, "resume"
 	if paused {
-		change = s.sched.Pause
-		msg = map[bool]string{true: "schedule paused; its attempts wait until it is resumed", false: "schedule was already paused"}
+		change, verb = s.sched.Pause, "pause"
 	}
-	changed, err := change(ctx, r.orgID, sid)
+	ch, err := change(ctx, r.orgID, sid)
 	if err != nil {
 		return response{}, err
 	}
-	resp := ok(http.StatusOK, msg[changed], map[string]bool{"paused": paused, "changed": changed})
+	var msg string
+	switch {
+	case ch.Changed && paused:
+		msg = "schedule paused; its attempts wait until it is resumed"
+	case ch.Changed:
+		msg = "schedule resumed; its due attempts are dialed in their calling hours"
+	case ch.Canceled:
+		msg = "schedule is canceled: nothing to " + verb + "; nothing changed"
+	case ch.State == schedule.StateFinished:
+		msg = "schedule has finished: nothing to " + verb + "; nothing changed"
+	case paused:
+		msg = "schedule was already paused; nothing changed"
+	default:
+		msg = "schedule was not paused; nothing changed"
+	}
+	resp := ok(http.StatusOK, msg, scheduleChangeView{Paused: &ch.Paused, Changed: ch.Changed, State: ch.State})
 	resp.body.ID = sid
 	return resp, nil
 }

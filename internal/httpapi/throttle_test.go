@@ -105,9 +105,7 @@ func TestConcurrentRefusalsBounded(t *testing.T) {
 		r := httptest.NewRequest("GET", "/v1/calls", nil)
 		r.RemoteAddr = "192.0.2.1:1234"
 		r.Header.Set("X-API-Key", auth.KeyPrefix+id.Random(10)+"_"+id.Random(20))
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
-		return w.Code
+		return serve(t, s, r).Code
 	}
 	if code := send(); code != 401 {
 		t.Fatalf("first unknown key = %d, want 401", code)
@@ -181,9 +179,7 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 		if body != "" {
 			r.Header.Set("Content-Type", "application/json")
 		}
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
-		return w
+		return serve(t, s, r)
 	}
 	// The id kind of each path parameter, by the path before it.
 	kinds := map[string]string{

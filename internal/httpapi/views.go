@@ -74,6 +74,13 @@ func viewAttempt(a schedule.Attempt) attemptView {
 	return v
 }
 
+// createdView is the data of a create whose contract answer carries the
+// new id elsewhere (callId, id): data.id holds it too, so that the new
+// resource's id is data.id on every create.
+type createdView struct {
+	ID string `json:"id"`
+}
+
 type scheduleView struct {
 	ID            string         `json:"id"`
 	Name          string         `json:"name"`
@@ -110,21 +117,6 @@ func viewSchedule(s schedule.Schedule) scheduleView {
 	return v
 }
 
-// scheduleState summarizes a schedule: canceled, paused (attempts still
-// to run, not handed out), active (attempts still to run or in flight) or
-// finished.
-func scheduleState(s schedule.Schedule, live int) string {
-	switch {
-	case live > 0 && !s.PausedAt.IsZero() && s.CanceledAt.IsZero():
-		return "paused"
-	case live > 0:
-		return "active"
-	case !s.CanceledAt.IsZero():
-		return "canceled"
-	}
-	return "finished"
-}
-
 func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
 	v := viewSchedule(s.Schedule)
 	v.AttemptCounts = s.Attempts
@@ -136,7 +128,7 @@ func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
 			live += n
 		}
 	}
-	v.State = scheduleState(s.Schedule, live)
+	v.State = s.Schedule.State(live)
 	return v
 }
 

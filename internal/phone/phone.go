@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	_ "time/tzdata" // schedules and contacts name IANA zones; work without system tzdata
 
 	"github.com/nyaruka/phonenumbers"
 )
@@ -81,15 +80,3 @@ func NormalizeE164(s string) (string, error) {
 
 // e164 is the shape of an E.164 number: ITU-T E.164 allows at most 15 digits.
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)
-
-// CheckTimezone reports whether tz is an IANA time zone name such as
-// "America/New_York". "UTC" is accepted; "Local" and "" are not.
-func CheckTimezone(tz string) error {
-	if tz == "" || tz == "Local" || strings.TrimSpace(tz) != tz {
-		return fmt.Errorf("must be an IANA time zone name such as America/New_York")
-	}
-	if _, err := time.LoadLocation(tz); err != nil {
-		return fmt.Errorf("unknown time zone %q: use an IANA name such as America/New_York", tz)
-	}
-	return nil
-}

@@ -1,6 +1,9 @@
 package phone
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNormalizeE164(t *testing.T) {
 	tests := []struct {
@@ -42,15 +45,48 @@ func TestNormalizeE164(t *testing.T) {
 	}
 }
 
+// TestCheckTimezone: IANA Area/Location names and UTC are accepted; the
+// legacy names without an area are refused even when the zone database
+// knows them (EST would be a fixed UTC−5 while PST is unknown), each with
+// the IANA name to use instead.
 func TestCheckTimezone(t *testing.T) {
-	for _, tz := range []string{"UTC", "America/New_York", "Europe/Paris", "Asia/Kolkata"} {
+	for _, tz := range []string{"UTC", "America/New_York", "Europe/Paris", "Asia/Kolkata", "America/Argentina/Buenos_Aires", "US/Eastern", "Etc/GMT+5", "Etc/UTC"} {
 		if err := CheckTimezone(tz); err != nil {
 			t.Errorf("CheckTimezone(%q) = %v, want nil", tz, err)
 		}
 	}
-	for _, tz := range []string{"", "Local", "Mars/Olympus", "EST5EDTX", " UTC"} {
-		if err := CheckTimezone(tz); err == nil {
-			t.Errorf("CheckTimezone(%q) = nil, want error", tz)
+	for _, tt := range []struct{ tz, want string }{
+		{"", "must be an IANA time zone name such as America/New_York"},
+		{"Local", "must be an IANA time zone name such as America/New_York"},
+		{" UTC", "must be an IANA time zone name such as America/New_York"},
+		{"Mars/Olympus", `unknown time zone "Mars/Olympus": use an IANA name such as America/New_York`},
+		{"EST", "EST is a legacy abbreviation, not an IANA time zone name: use an IANA name such as America/New_York"},
+		{"PST", "PST is a legacy abbreviation, not an IANA time zone name: use an IANA name such as America/Los_Angeles"},
+		{"est", "est is a legacy abbreviation, not an IANA time zone name: use an IANA name such as America/New_York"},
+		{"EST5EDT", "EST5EDT is a legacy abbreviation, not an IANA time zone name: use an IANA name such as America/New_York"},
+		{"HST", "HST is a legacy abbreviation, not an IANA time zone name: use an IANA name such as Pacific/Honolulu"},
+		{"GMT", "GMT is a legacy abbreviation, not an IANA time zone name: use an IANA name such as UTC"},
+		{"Japan", "Japan is a legacy alias, not an IANA time zone name: use the IANA name Asia/Tokyo"},
+		{"Zulu", "Zulu is a legacy alias, not an IANA time zone name: use the IANA name UTC"},
+		{"EST5EDTX", "EST5EDTX is not an IANA time zone name: use an Area/Location name such as America/New_York, or UTC"},
+		{"utc", "utc is not an IANA time zone name: use an Area/Location name such as America/New_York, or UTC"},
+	} {
+		if err := CheckTimezone(tt.tz); err == nil || err.Error() != tt.want {
+			t.Errorf("CheckTimezone(%q) = %v, want %q", tt.tz, err, tt.want)
+		}
+	}
+}
+
+// TestLegacyZonesAllRefused: every name of the zone database without an
+// area, other than UTC, is refused with a suggestion of its own.
+func TestLegacyZonesAllRefused(t *testing.T) {
+	for _, tz := range []string{"CET", "CST6CDT", "Cuba", "EET", "EST", "EST5EDT", "Egypt", "Eire", "Factory", "GB", "GB-Eire", "GMT", "GMT+0",
+		"GMT-0", "GMT0", "Greenwich", "HST", "Hongkong", "Iceland", "Iran", "Israel", "Jamaica", "Japan", "Kwajalein", "Libya", "MET", "MST",
+		"MST7MDT", "NZ", "NZ-CHAT", "Navajo", "PRC", "PST8PDT", "Poland", "Portugal", "ROC", "ROK", "Singapore", "Turkey", "UCT", "Universal",
+		"W-SU", "WET", "Zulu"} {
+		err := CheckTimezone(tz)
+		if err == nil || !strings.Contains(err.Error(), "legacy") {
+			t.Errorf("CheckTimezone(%q) = %v, want a legacy-name error with the IANA name to use", tz, err)
 		}
 	}
 }

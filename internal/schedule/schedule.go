@@ -173,6 +173,31 @@ func Progress(state AttemptState, callEnded bool) string {
 	return "calling"
 }
 
+// Schedule states, as the API shows them (State).
+const (
+	StateActive   = "active"
+	StatePaused   = "paused"
+	StateCanceled = "canceled"
+	StateFinished = "finished"
+)
+
+// State is the schedule's state given live, how many of its attempts may
+// still produce a call (pending, or calling: Live): canceled or finished
+// once none may (canceled when it was canceled), else paused while it is
+// paused and not canceled, else active. A canceled schedule with a call
+// still under way is active until that call ends.
+func (s Schedule) State(live int) string {
+	switch {
+	case live > 0 && !s.PausedAt.IsZero() && s.CanceledAt.IsZero():
+		return StatePaused
+	case live > 0:
+		return StateActive
+	case !s.CanceledAt.IsZero():
+		return StateCanceled
+	}
+	return StateFinished
+}
+
 // Live reports whether an attempt in the given progress may still produce a call.
 func Live(progress string) bool { return progress == string(Pending) || progress == "calling" }
 

@@ -301,26 +301,30 @@ func (s *Service) Complete(ctx context.Context) (int, error) {
 	return marked, nil
 }
 
-// Cancel cancels a schedule's pending attempts.
-func (s *Service) Cancel(ctx context.Context, orgID, scheduleID string) (int, error) {
+// Cancel cancels a schedule's pending attempts and marks it canceled;
+// a schedule that is over (finished, or canceled already) is left as it
+// is (store.CancelSchedule).
+func (s *Service) Cancel(ctx context.Context, orgID, scheduleID string) (store.ScheduleChange, error) {
 	return s.store.CancelSchedule(ctx, orgID, scheduleID, s.now())
 }
 
 // Pause stops handing out a schedule's attempts (an attempt already
 // handed out is given back by its dial's claim); Resume hands them out
 // again, each at once if due (inside its calling hours). Each reports
-// whether it changed the schedule, and queues schedule.paused or
-// schedule.resumed in the same transaction when it did.
-func (s *Service) Pause(ctx context.Context, orgID, scheduleID string) (bool, error) {
+// whether it changed the schedule (not when it was so already, nor when
+// the schedule is over: canceled or finished) and its state after, and
+// queues schedule.paused or schedule.resumed in the same transaction
+// when it did.
+func (s *Service) Pause(ctx context.Context, orgID, scheduleID string) (store.ScheduleChange, error) {
 	return s.setPaused(ctx, orgID, scheduleID, true)
 }
 
 // Resume undoes Pause.
-func (s *Service) Resume(ctx context.Context, orgID, scheduleID string) (bool, error) {
+func (s *Service) Resume(ctx context.Context, orgID, scheduleID string) (store.ScheduleChange, error) {
 	return s.setPaused(ctx, orgID, scheduleID, false)
 }
 
-func (s *Service) setPaused(ctx context.Context, orgID, scheduleID string, paused bool) (bool, error) {
+func (s *Service) setPaused(ctx context.Context, orgID, scheduleID string, paused bool) (store.ScheduleChange, error) {
 	now := s.now().UTC()
 	typ := callctl.EventScheduleResumed
 	if paused {

@@ -51,6 +51,22 @@ type ScheduleSummary struct {
 	Progress schedule.Counters
 }
 
+// ScheduleChange is what a cancel, pause or resume did to a schedule,
+// decided in the transaction that did it.
+type ScheduleChange struct {
+	// Changed is whether the request changed the schedule: false when it
+	// was so already, or is over (canceled, or finished: none of its
+	// attempts pending nor calling), and nothing was written.
+	Changed bool
+	// CanceledAttempts is how many pending attempts a cancel canceled.
+	CanceledAttempts int
+	// Paused and Canceled are whether the schedule is paused, canceled,
+	// after the request.
+	Paused, Canceled bool
+	// State is the schedule's state after the request (schedule.State).
+	State string
+}
+
 // AttemptEnd is what EndAttemptCall does to the attempt of a call that
 // ends: a retry, or nothing (the attempt stays dialed, final).
 type AttemptEnd struct {
@@ -281,11 +297,12 @@ type Store interface {
 	CreateSchedule(ctx context.Context, s schedule.Schedule, attempts []schedule.Attempt) error
 	GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error)
 	ListSchedules(ctx context.Context, orgID string, p Page) ([]ScheduleSummary, int, error)
-	// CancelSchedule cancels the pending attempts and returns how many; a
-	// schedule with none pending is left as it is, unless a call of it is
-	// live: it is then marked canceled all the same, so that the call's
-	// end does not retry its attempt (EndAttemptCall).
-	CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error)
+	// CancelSchedule cancels the pending attempts (Canceled says how
+	// many: CanceledAttempts) and marks the schedule canceled; a schedule with none pending
+	// is left as it is (Changed false), unless a call of it is live: it is
+	// then marked canceled all the same, so that the call's end does not
+	// retry its attempt (EndAttemptCall).
+	CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (ScheduleChange, error)
 	// GetAttempt reads an attempt and its schedule's settings (without
 	// its Dates and ContactIDs), for the dialer and a call's end.
 	GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error)
@@ -343,10 +360,12 @@ type Store interface {
 	CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev Event) (bool, error)
 	// SetSchedulePaused pauses (paused) or resumes one of the
 	// organization's schedules and reports whether that changed it; ev is
-	// queued in the same transaction when it did. A paused schedule's
+	// queued in the same transaction when it did. A schedule that is
+	// canceled or finished (none of its attempts pending nor calling) is
+	// over: it is left as it is (Changed false). A paused schedule's
 	// attempts are not leased, and a claim (CreateCall) of one already
 	// leased gives it back undialed.
-	SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev Event) (bool, error)
+	SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev Event) (ScheduleChange, error)
 	// GetOrgCaps reads the organization's own caps (0: none of its own).
 	GetOrgCaps(ctx context.Context, orgID string) (schedule.Caps, error)
 	// SetOrgCaps stores the organization's own caps; NotFound when there

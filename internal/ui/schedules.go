@@ -118,12 +118,12 @@ func (s *Server) cancelSchedule(w http.ResponseWriter, r *request) error {
 	if !id.Valid(id.Schedule, sid) {
 		return apperr.NotFoundf("no such schedule")
 	}
-	n, err := s.st.CancelSchedule(r.Context(), r.op.OrgID, sid, s.cfg.Now())
+	ch, err := s.st.CancelSchedule(r.Context(), r.op.OrgID, sid, s.cfg.Now())
 	if apperr.Is(err, apperr.NotFound) {
 		return apperr.NotFoundf("no such schedule")
 	}
 	if err != nil {
 		return err
 	}
-	return seeOther(w, r, "/ui/schedules/"+sid+"?canceled="+strconv.Itoa(n))
+	return seeOther(w, r, "/ui/schedules/"+sid+"?canceled="+strconv.Itoa(ch.CanceledAttempts))
 }

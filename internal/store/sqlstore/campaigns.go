@@ -456,15 +456,26 @@ func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.
 }
 
 // SetSchedulePaused pauses or resumes a schedule.
-func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (bool, error) {
-	changed := false
+func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (store.ScheduleChange, error) {
+	var out store.ScheduleChange
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		changed = false
-		var was int64
-		if err := s.row(ctx, tx, `SELECT paused_at FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&was); err != nil {
+		out = store.ScheduleChange{}
+		var was, canceled int64
+		if err := s.row(ctx, tx, `SELECT paused_at, canceled_at FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&was, &canceled); err != nil {
 			return notFound(err, "schedule")
 		}
-		if (was != 0) == paused {
+		live, err := s.liveAttempts(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		state := func(pausedAt int64) {
+			sc := schedule.Schedule{PausedAt: fromMS(pausedAt), CanceledAt: fromMS(canceled)}
+			out.Paused, out.Canceled, out.State = pausedAt != 0, canceled != 0, sc.State(live)
+		}
+		// Over (canceled, or nothing left to dial), or so already:
+		// nothing to change.
+		if canceled != 0 || live == 0 || (was != 0) == paused {
+			state(was)
 			return nil
 		}
 		to := int64(0)
@@ -474,10 +485,11 @@ func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused 
 		if _, err := s.exec(ctx, tx, `UPDATE schedules SET paused_at = ? WHERE id = ?`, to, id); err != nil {
 			return err
 		}
-		changed = true
+		out.Changed = true
+		state(to)
 		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
 	})
-	return changed, err
+	return out, err
 }
 
 // GetOrgCaps reads the organization's own caps.

@@ -189,35 +189,54 @@ func (s *Store) summarize(ctx context.Context, sum *store.ScheduleSummary, now t
 }
 
 // CancelSchedule cancels a schedule's pending attempts.
-func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error) {
-	var n int64
+func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (store.ScheduleChange, error) {
+	var out store.ScheduleChange
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = store.ScheduleChange{}
 		// The schedule's row lock, taken first, orders the cancel with
 		// the retry of a call's end (EndAttemptCall shares it).
-		var one int
-		if err := s.row(ctx, tx, `SELECT 1 FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&one); err != nil {
+		var sc schedule.Schedule
+		var paused, canceled int64
+		if err := s.row(ctx, tx, `SELECT paused_at, canceled_at FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&paused, &canceled); err != nil {
 			return notFound(err, "schedule")
 		}
 		res, err := s.exec(ctx, tx, `UPDATE attempts SET state = 'canceled', updated_at = ? WHERE schedule_id = ? AND state = 'pending'`, ms(at), id)
 		if err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return err
 		}
-		if n == 0 {
-			// None pending: canceled all the same while a call of it is
-			// live, so that its end does not retry it.
-			var live int
-			if err := s.row(ctx, tx, `SELECT COUNT(*) FROM attempts a JOIN calls c ON c.id = a.call_id
-				WHERE a.schedule_id = ? AND a.state = 'dialed' AND c.status < 3`, id).Scan(&live); err != nil || live == 0 {
+		out.CanceledAttempts = int(n)
+		// None pending: canceled all the same while a call of it is live,
+		// so that its end does not retry it.
+		live, err := s.liveAttempts(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if canceled == 0 && (n > 0 || live > 0) {
+			canceled = ms(at)
+			if _, err := s.exec(ctx, tx, `UPDATE schedules SET canceled_at = ? WHERE id = ?`, canceled, id); err != nil {
 				return err
 			}
+			out.Changed = true
 		}
-		_, err = s.exec(ctx, tx, `UPDATE schedules SET canceled_at = ? WHERE id = ? AND canceled_at = 0`, ms(at), id)
-		return err
+		out.Changed = out.Changed || n > 0
+		sc.PausedAt, sc.CanceledAt = fromMS(paused), fromMS(canceled)
+		out.Paused, out.Canceled, out.State = paused != 0, canceled != 0, sc.State(live)
+		return nil
 	})
-	return int(n), err
+	return out, err
+}
+
+// liveAttempts counts a schedule's attempts that may still produce a
+// call: pending, or dialed with a call not ended (schedule.Live).
+func (s *Store) liveAttempts(ctx context.Context, q querier, scheduleID string) (int, error) {
+	var n int
+	err := s.row(ctx, q, `SELECT COUNT(*) FROM attempts a LEFT JOIN calls c ON c.id = a.call_id
+		WHERE a.schedule_id = ? AND (a.state = 'pending' OR (a.state = 'dialed' AND COALESCE(c.status, 0) < 3))`, scheduleID).Scan(&n)
+	return n, err
 }
 
 // GetAttempt reads an attempt with its schedule.

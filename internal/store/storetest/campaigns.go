@@ -240,10 +240,10 @@ func testCampaigns(t *testing.T, open Opener) {
 			return store.Event{ID: id.New("evt"), Type: typ, At: now, Data: []byte(`{"scheduleId":"` + f.sc.ID + `"}`)}
 		}
 		for i, want := range []bool{true, false} {
-			changed, err := s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, ev("schedule.paused"))
+			ch, err := s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, ev("schedule.paused"))
 			must(t, "SetSchedulePaused(true)", err)
-			if changed != want {
-				t.Errorf("SetSchedulePaused(true) #%d changed = %v; want %v", i+1, changed, want)
+			if want := (store.ScheduleChange{Changed: want, Paused: true, State: schedule.StatePaused}); ch != want {
+				t.Errorf("SetSchedulePaused(true) #%d = %+v; want %+v", i+1, ch, want)
 			}
 		}
 		sc, _, err := s.GetSchedule(ctx, o.ID, f.sc.ID)
@@ -271,10 +271,10 @@ func testCampaigns(t *testing.T, open Opener) {
 			t.Errorf("attempt after a paused claim = %s, leased until %v, call %q; want pending, given back, no call", a.State, a.LeasedUntil, a.CallID)
 		}
 
-		changed, err := s.SetSchedulePaused(ctx, o.ID, f.sc.ID, false, now, ev("schedule.resumed"))
+		ch, err := s.SetSchedulePaused(ctx, o.ID, f.sc.ID, false, now, ev("schedule.resumed"))
 		must(t, "SetSchedulePaused(false)", err)
-		if !changed {
-			t.Errorf("SetSchedulePaused(false) of a paused schedule changed = false")
+		if want := (store.ScheduleChange{Changed: true, State: schedule.StateActive}); ch != want {
+			t.Errorf("SetSchedulePaused(false) of a paused schedule = %+v; want %+v", ch, want)
 		}
 		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
 		must(t, "LeaseAttemptsUnder(resumed)", err)
@@ -290,6 +290,71 @@ func testCampaigns(t *testing.T, open Opener) {
 		slices.Sort(types)
 		if !slices.Equal(types, []string{"schedule.paused", "schedule.resumed"}) {
 			t.Errorf("events queued by pause, pause again, resume = %v; want one schedule.paused and one schedule.resumed", types)
+		}
+	})
+
+	// A schedule that is over changes nothing: canceling, pausing or
+	// resuming a finished schedule (no attempt pending nor calling), and
+	// pausing or resuming a canceled one, answer Changed false with the
+	// state it is in, and write nothing (no pausedAt, no canceledAt, no
+	// event).
+	t.Run("OverSchedules", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := open(t), t.Context()
+		o := mustOrg(t, s, "Acme")
+		mustWebhook(t, s, o.ID, "schedule.paused", "schedule.resumed")
+		now := at(time.Hour)
+		ev := func(typ string) store.Event { return newEvent(typ, now) }
+		// Finished: its one attempt was dialed and its call ended.
+		f := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
+		c := mustCall(t, s, scheduledCall(f, f.attempts[0], at(time.Minute)))
+		prev := c.Status
+		must(t, "Transition", c.Transition(call.Change{To: call.Ended, At: at(2 * time.Minute), Outcome: call.Completed, Reason: call.ReasonCustomerEnded}))
+		must(t, "EndAttemptCall", s.EndAttemptCall(ctx, c, prev, store.AttemptEnd{}))
+		finished := store.ScheduleChange{State: schedule.StateFinished}
+		for _, tc := range []struct {
+			name string
+			do   func() (store.ScheduleChange, error)
+		}{
+			{"CancelSchedule", func() (store.ScheduleChange, error) { return s.CancelSchedule(ctx, o.ID, f.sc.ID, now) }},
+			{"SetSchedulePaused(true)", func() (store.ScheduleChange, error) {
+				return s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, ev("schedule.paused"))
+			}},
+			{"SetSchedulePaused(false)", func() (store.ScheduleChange, error) {
+				return s.SetSchedulePaused(ctx, o.ID, f.sc.ID, false, now, ev("schedule.resumed"))
+			}},
+		} {
+			ch, err := tc.do()
+			must(t, tc.name+" of a finished schedule", err)
+			if ch != finished {
+				t.Errorf("%s of a finished schedule = %+v; want %+v", tc.name, ch, finished)
+			}
+		}
+		sc, _, err := s.GetSchedule(ctx, o.ID, f.sc.ID)
+		must(t, "GetSchedule", err)
+		if !sc.PausedAt.IsZero() || !sc.CanceledAt.IsZero() {
+			t.Errorf("finished schedule after cancel, pause, resume: PausedAt %v, CanceledAt %v; want both zero", sc.PausedAt, sc.CanceledAt)
+		}
+		// Canceled, nothing pending nor calling.
+		g := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
+		if ch, err := s.CancelSchedule(ctx, o.ID, g.sc.ID, at(time.Minute)); err != nil || ch != (store.ScheduleChange{Changed: true, CanceledAttempts: 1, Canceled: true, State: schedule.StateCanceled}) {
+			t.Fatalf("CancelSchedule(1 pending) = %+v, %v; want changed, 1 canceled, canceled", ch, err)
+		}
+		canceled := store.ScheduleChange{Canceled: true, State: schedule.StateCanceled}
+		if ch, err := s.CancelSchedule(ctx, o.ID, g.sc.ID, now); err != nil || ch != canceled {
+			t.Errorf("CancelSchedule of a canceled schedule = %+v, %v; want %+v", ch, err, canceled)
+		}
+		for _, paused := range []bool{true, false} {
+			if ch, err := s.SetSchedulePaused(ctx, o.ID, g.sc.ID, paused, now, ev("schedule.paused")); err != nil || ch != canceled {
+				t.Errorf("SetSchedulePaused(%v) of a canceled schedule = %+v, %v; want %+v", paused, ch, err, canceled)
+			}
+		}
+		msgs, err := s.ClaimOutbox(ctx, now.Add(time.Minute), time.Minute, 10)
+		must(t, "ClaimOutbox", err)
+		for _, m := range msgs {
+			if m.Type == "schedule.paused" || m.Type == "schedule.resumed" {
+				t.Errorf("a pause or resume of a schedule that is over queued %s", m.Type)
+			}
 		}
 	})
 
@@ -451,8 +516,8 @@ func testCampaigns(t *testing.T, open Opener) {
 		// A schedule canceled while its call is live is not retried.
 		g := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
 		c3 := mustCall(t, s, scheduledCall(g, g.attempts[0], at(time.Minute)))
-		if n, err := s.CancelSchedule(ctx, o.ID, g.sc.ID, at(2*time.Minute)); err != nil || n != 0 {
-			t.Fatalf("CancelSchedule(none pending, a call live) = %d, %v; want 0", n, err)
+		if ch, err := s.CancelSchedule(ctx, o.ID, g.sc.ID, at(2*time.Minute)); err != nil || ch != (store.ScheduleChange{Changed: true, Canceled: true, State: schedule.StateActive}) {
+			t.Fatalf("CancelSchedule(none pending, a call live) = %+v, %v; want changed (marked canceled), none canceled, active while the call lasts", ch, err)
 		}
 		sc, _, err := s.GetSchedule(ctx, o.ID, g.sc.ID)
 		must(t, "GetSchedule", err)

@@ -413,7 +413,7 @@ func (r *recorder) ListSchedules(ctx context.Context, orgID string, p store.Page
 	return r.s.ListSchedules(ctx, orgID, p)
 }
 
-func (r *recorder) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (int, error) {
+func (r *recorder) CancelSchedule(ctx context.Context, orgID, id string, at time.Time) (store.ScheduleChange, error) {
 	r.hit("CancelSchedule")
 	return r.s.CancelSchedule(ctx, orgID, id, at)
 }
@@ -475,7 +475,7 @@ func (r *recorder) CompleteSchedule(ctx context.Context, orgID, id string, at ti
 	return r.s.CompleteSchedule(ctx, orgID, id, at, ev)
 }
 
-func (r *recorder) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (bool, error) {
+func (r *recorder) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (store.ScheduleChange, error) {
 	r.hit("SetSchedulePaused")
 	return r.s.SetSchedulePaused(ctx, orgID, id, paused, at, ev)
 }

@@ -40,7 +40,11 @@ func raceDialCancel(t *testing.T, open Opener) {
 		var callErr, cancelErr error
 		var canceled int
 		race(func() { callErr = s.CreateCall(ctx, c) },
-			func() { canceled, cancelErr = s.CancelSchedule(ctx, o.ID, sc.ID, at(time.Hour)) })
+			func() {
+				var ch store.ScheduleChange
+				ch, cancelErr = s.CancelSchedule(ctx, o.ID, sc.ID, at(time.Hour))
+				canceled = ch.CanceledAttempts
+			})
 		must(t, fmt.Sprintf("round %d: CancelSchedule", r), cancelErr)
 		_, got, err := s.GetSchedule(ctx, o.ID, sc.ID)
 		must(t, "GetSchedule", err)

@@ -154,7 +154,8 @@ func testSchedules(t *testing.T, open Opener) {
 		checkAttempts(t, s, "after refused CancelSchedules", f, want)
 
 		tc := at(3*time.Hour + 900*time.Microsecond)
-		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, tc)
+		ch, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, tc)
+		n := ch.CanceledAttempts
 		must(t, "CancelSchedule", err)
 		if n != 2 {
 			t.Errorf("CancelSchedule(1 dialed, 1 failed, 2 pending) = %d; want 2", n)
@@ -171,7 +172,8 @@ func testSchedules(t *testing.T, open Opener) {
 		if !sc.CanceledAt.Equal(msTime(tc)) {
 			t.Errorf("CancelSchedule(at %v) then GetSchedule: CanceledAt = %v; want %v", tc, sc.CanceledAt, msTime(tc))
 		}
-		n, err = s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(5*time.Hour))
+		ch, err = s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(5*time.Hour))
+		n = ch.CanceledAttempts
 		must(t, "CancelSchedule (again)", err)
 		if n != 0 {
 			t.Errorf("CancelSchedule of a canceled schedule = %d; want 0", n)
@@ -359,7 +361,8 @@ func testSchedules(t *testing.T, open Opener) {
 		if len(got) != 0 {
 			t.Errorf("LeaseAttempts again within the lease = %d attempts; want none", len(got))
 		}
-		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(time.Hour))
+		ch, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(time.Hour))
+		n := ch.CanceledAttempts
 		must(t, "CancelSchedule", err)
 		if n != 650 {
 			t.Errorf("CancelSchedule(650 pending) = %d; want 650", n)
@@ -391,7 +394,8 @@ func testSchedules(t *testing.T, open Opener) {
 		mustCall(t, s, done)
 		done.Status, done.Outcome, done.EndedAt, done.UpdatedAt = call.Ended, call.Voicemail, d2.Add(time.Minute), d2.Add(time.Minute)
 		must(t, "UpdateCall(ended)", s.UpdateCall(ctx, done, call.Queued))
-		n, err := s.CancelSchedule(ctx, o.ID, s2.ID, at(2*time.Hour))
+		ch, err := s.CancelSchedule(ctx, o.ID, s2.ID, at(2*time.Hour))
+		n := ch.CanceledAttempts
 		must(t, "CancelSchedule", err)
 		if n != 2 {
 			t.Fatalf("CancelSchedule(s2) = %d; want 2", n)
@@ -457,7 +461,8 @@ func testSchedules(t *testing.T, open Opener) {
 		want[0].State, want[0].CallID, want[0].CallStatus, want[0].CallOutcome = schedule.Dialed, c.ID, int(call.Ended), string(call.Completed)
 		want[1].State, want[1].Error = schedule.Failed, "no"
 
-		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))
+		ch, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))
+		n := ch.CanceledAttempts
 		must(t, "CancelSchedule", err)
 		if n != 0 {
 			t.Errorf("CancelSchedule(schedule with no pending attempt) = %d; want 0", n)
@@ -497,7 +502,8 @@ func testSchedules(t *testing.T, open Opener) {
 			t.Errorf("HeldNumbers after a refused release = %v; want it to hold %s", held, f.purchase.Number)
 		}
 
-		n, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))
+		ch, err := s.CancelSchedule(ctx, f.orgID, f.sc.ID, at(2*time.Hour))
+		n := ch.CanceledAttempts
 		must(t, "CancelSchedule", err)
 		if n != 1 {
 			t.Errorf("CancelSchedule = %d; want 1", n)
