@@ -1,4 +1,5 @@
-// Command switchboard is the Switchboard server and its admin CLI.
+// Command switchboard is the Switchboard server, its admin CLI and its
+// developer clients.
 //
 //	switchboard serve [--addr A] [--db URL] [--public-url URL] [--rate-limit N] [--metrics-addr A] …
 //	switchboard migrate [--db URL]
@@ -10,10 +11,13 @@
 //	switchboard user create --org ORG_ID --email E [--name N] [--db URL]   (password on stdin or SWITCHBOARD_USER_PASSWORD)
 //	switchboard user list --org ORG_ID [--db URL]
 //	switchboard user delete USER_ID [--db URL]
+//	switchboard webhooks listen [--forward-to URL] [--events a,b] [--url URL]   (key in SWITCHBOARD_API_KEY)
+//	switchboard call web ASSISTANT_ID [--url URL]                             (key in SWITCHBOARD_API_KEY)
 //	switchboard version
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -60,10 +64,11 @@ func main() {
 
 const usage = `usage: switchboard <command> [flags]
 
-commands:
+server and administration (they open the database: --db, env SWITCHBOARD_DB,
+default sqlite:./data/switchboard.db, relative to the directory you run in):
   serve                 run the server (migrates the database first)
-  migrate               apply database migrations
-  org create --name N   create an organization; prints its id
+  migrate               apply database migrations (creates the database if missing)
+  org create --name N   create an organization; prints its id (creates the database if missing)
   key create --org ID --scopes a,b [--name N]
                         create an API key; prints the key (shown once)
   key create --public --org ID --assistants a,b --origins https://a.example,… [--name N]
@@ -76,13 +81,55 @@ commands:
                         from SWITCHBOARD_USER_PASSWORD, else from stdin
   user list --org ID    list an organization's operators
   user delete USER_ID   delete an operator and sign it out everywhere
+  Every command names the database it opens on stderr; all but migrate and
+  org create refuse a SQLite file that does not exist.
+
+clients of a running server (its REST API: --url, env SWITCHBOARD_URL, default
+http://127.0.0.1:8080; the API key in SWITCHBOARD_API_KEY, or --api-key):
+  webhooks listen [--forward-to URL] [--events a,b]
+                        receive the organization's webhooks on this machine: prints
+                        each delivery, verified, and POSTs it to --forward-to
+  call web ASSISTANT_ID start a web call and talk to the assistant in text: each
+                        line you type is said; its replies are printed
+
   version               print the version
 
-Every command takes --db (env SWITCHBOARD_DB, default sqlite:./data/switchboard.db).
 Run "switchboard <command> -h" for a command's flags.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := command(ctx, args, stdout, stderr)
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
+}
+
+// errHelpShown is what a command's -h returns once its usage is on stdout.
+var errHelpShown = errors.New("help shown")
+
+// parse parses a command's flags. -h (-help, --help) prints the command's
+// usage on stdout and returns errHelpShown, which run turns into success;
+// a bad flag prints it on the flag set's output (stderr) and fails.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	errOut := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: switchboard %s [flags]\n\nflags:\n", fs.Name())
+		fs.PrintDefaults()
+	}
+	err := fs.Parse(args)
+	fs.SetOutput(errOut)
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = buf.WriteTo(stdout)
+		return errHelpShown
+	}
+	_, _ = buf.WriteTo(errOut)
+	return err
+}
+
+func command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
@@ -93,10 +140,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return serve(ctx, rest, stdout, stderr)
 	case "migrate":
 		fs, db := dbFlags("migrate", stderr)
-		if err := fs.Parse(rest); err != nil {
+		if err := parse(fs, rest, stdout); err != nil {
 			return err
 		}
-		d, err := app.OpenMigrated(ctx, *db)
+		d, err := openDB(ctx, *db, dbMayCreate, stderr)
 		if err != nil {
 			return err
 		}
@@ -137,7 +184,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return userDelete(ctx, rest[1:], stdout, stderr)
 		}
 		return fmt.Errorf("unknown user command %q: want create, list or delete", rest[0])
-	case "help", "-h", "--help":
+	case "webhooks":
+		if len(rest) == 0 || rest[0] != "listen" {
+			return errors.New(`usage: switchboard webhooks listen [--forward-to URL] [--events a,b] [--url URL]`)
+		}
+		return webhooksListen(ctx, rest[1:], stdout, stderr)
+	case "call":
+		if len(rest) == 0 || rest[0] != "web" {
+			return errors.New(`usage: switchboard call web ASSISTANT_ID [--url URL]`)
+		}
+		return callWeb(ctx, rest[1:], os.Stdin, stdout, stderr)
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -236,9 +293,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&sp.LocalSTTDecoders, "local-stt-decoders", decoders, "local transcriber: utterances decoded at once, ~100 MB each; 0 means 2×GOMAXPROCS, at least 4 (env SWITCHBOARD_LOCAL_STT_DECODERS)")
 	fs.StringVar(&sp.LocalSTTModelDir, "local-stt-model-dir", env("SWITCHBOARD_LOCAL_STT_MODEL_DIR", ""), "local transcriber: pocketsphinx en-us model directory (env SWITCHBOARD_LOCAL_STT_MODEL_DIR; default the pocketsphinx-en-us package's)")
 	fs.StringVar(&sp.EspeakProgram, "espeak-program", env("SWITCHBOARD_ESPEAK_PROGRAM", ""), "local voice: run this espeak-ng program instead of the linked library (env SWITCHBOARD_ESPEAK_PROGRAM; default the library, else espeak-ng on PATH)")
-	secretKeyFile := fs.String("secret-key-file", env("SWITCHBOARD_SECRET_KEY_FILE", ""), "file holding the secret key that seals phone connection passwords (base64 of 32 random bytes, e.g. `openssl rand -base64 32`); default with SQLite: switchboard.key next to the database, created when missing; PostgreSQL needs this or SWITCHBOARD_SECRET_KEY, the same on every node (env SWITCHBOARD_SECRET_KEY_FILE)")
+	secretKeyFile := fs.String("secret-key-file", env("SWITCHBOARD_SECRET_KEY_FILE", ""), "`FILE` holding the secret key that seals phone connection passwords (base64 of 32 random bytes, e.g. from openssl rand -base64 32); default with SQLite: switchboard.key next to the database, created when missing; PostgreSQL needs this or SWITCHBOARD_SECRET_KEY, the same on every node (env SWITCHBOARD_SECRET_KEY_FILE)")
 	dataDir := fs.String("data-dir", env("SWITCHBOARD_DATA_DIR", ""), "directory for the server's files: call recordings under recordings/<org>/<call>.wav; default: the SQLite database's directory, or ./data with PostgreSQL (env SWITCHBOARD_DATA_DIR)")
-	sipAddr := fs.String("sip-addr", env("SWITCHBOARD_SIP_ADDR", sip.DefaultListenAddr), "SIP listen address, UDP and TCP, for the SIP connections' calls; off disables SIP (env SWITCHBOARD_SIP_ADDR)")
+	sipAddr := fs.String("sip-addr", env("SWITCHBOARD_SIP_ADDR", ""), "SIP listen `address`, UDP and TCP, for the SIP connections' calls; off disables SIP. Default: port 5060 on --addr's host, so 127.0.0.1:5060 with the default --addr (this machine only, like HTTP); a real trunk needs a reachable one, e.g. 0.0.0.0:5060. A second node on the same host needs a port of its own or off (env SWITCHBOARD_SIP_ADDR)")
 	sipPublicIP := fs.String("sip-public-ip", env("SWITCHBOARD_SIP_PUBLIC_IP", ""), "the address put in SIP Contact headers and SDP, for a server behind NAT; default the listen address if specific, else this host's first non-loopback IPv4 (env SWITCHBOARD_SIP_PUBLIC_IP)")
 	rtpPorts := fs.String("rtp-ports", env("SWITCHBOARD_RTP_PORTS", fmt.Sprintf("%d-%d", sip.DefaultRTPPorts.Min, sip.DefaultRTPPorts.Max)), "UDP port range for the RTP audio of SIP calls (env SWITCHBOARD_RTP_PORTS)")
 	twilioAPI := fs.String("twilio-api-base-url", env("SWITCHBOARD_TWILIO_API_BASE_URL", twilio.DefaultAPIBaseURL), "Twilio's REST API, for organizations' Twilio connections (env SWITCHBOARD_TWILIO_API_BASE_URL); Twilio calls this server back at --public-url, which must then be reachable from the internet (see docs/telephony.md)")
@@ -247,7 +304,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	nodeHeartbeat := fs.Duration("node-heartbeat", envDuration("SWITCHBOARD_NODE_HEARTBEAT", cluster.DefaultRenew), "how often the node renews its lease (and the leader its leader lease); well under --node-lease (env SWITCHBOARD_NODE_HEARTBEAT)")
 	dialLease := fs.Duration("dial-lease", envDuration("SWITCHBOARD_DIAL_LEASE", scheduling.DefaultDialLease), "how long a scheduled attempt handed out by the promoter stays handed out before it is handed out again; a node's dialer holds an attempt it claimed for a third of this, so the attempts of a dialer that dies are dialed by the others within it (env SWITCHBOARD_DIAL_LEASE)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if *nodeLease < 2**nodeHeartbeat || *nodeHeartbeat <= 0 {
@@ -291,6 +348,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg.SecretKey, err = secret.ParseKey(v); err != nil {
 			return fmt.Errorf("SWITCHBOARD_SECRET_KEY: %w", err)
 		}
+	}
+	if *sipAddr == "" {
+		*sipAddr = defaultSIPAddr(*addr)
 	}
 	if *sipAddr != "off" {
 		ports, err := sip.ParsePortRange(*rtpPorts)
@@ -336,6 +396,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		case <-startCtx.Done():
 		}
 	}()
+	if name, missing, err := describeDB(cfg.DB); err == nil {
+		log.Info("database", "db", name, "new", missing)
+	}
+	if cfg.SIP != nil && isLoopback(cfg.SIP.ListenAddr) {
+		log.Info("SIP listens on loopback: calls from this machine only; set --sip-addr 0.0.0.0:5060 (and --sip-public-ip behind NAT) for a real trunk", "sip_addr", cfg.SIP.ListenAddr)
+	}
 	m, err := app.Start(startCtx, cfg, log, stdout)
 	if err != nil {
 		return err
@@ -363,16 +429,45 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return m.Close(context.Background())
 }
 
+// defaultSIPAddr is SIP's listen address when --sip-addr is not given:
+// port 5060 on --addr's host. A server local by default (--addr
+// 127.0.0.1:8080) so takes SIP from this machine only, like its HTTP, and
+// one serving every interface (--addr 0.0.0.0:8080 or :8080) serves SIP
+// on them too.
+func defaultSIPAddr(httpAddr string) string {
+	host, _, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return sip.DefaultListenAddr
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return sip.DefaultListenAddr // every interface, or a name SIP cannot bind
+	}
+	return net.JoinHostPort(host, "5060")
+}
+
+// isLoopback reports whether a host:port listens on loopback only.
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
 func orgCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, db := dbFlags("org create", stderr)
 	name := fs.String("name", "", "organization name (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("org create: --name is required")
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbMayCreate, stderr)
 	if err != nil {
 		return err
 	}
@@ -393,7 +488,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	public := fs.Bool("public", false, "create a publishable key (pk_…) for web pages instead of a secret key: it only starts web calls, for --assistants, from --origins")
 	assistants := fs.String("assistants", "", "with --public: comma-separated assistant ids (asst_…) it may start calls for")
 	origins := fs.String("origins", "", "with --public: comma-separated web origins it is accepted from, e.g. https://shop.example.com,http://localhost:3000")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if *org == "" {
@@ -403,7 +498,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *scopes != "" {
 			return errors.New("key create --public: a publishable key has no scopes (drop --scopes)")
 		}
-		return publicKeyCreate(ctx, *db, *org, *name, *assistants, *origins, stdout)
+		return publicKeyCreate(ctx, *db, *org, *name, *assistants, *origins, stdout, stderr)
 	}
 	if *assistants != "" || *origins != "" {
 		return errors.New("key create: --assistants and --origins are for a publishable key: add --public")
@@ -412,7 +507,7 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("key create: --scopes: %w", err)
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}
@@ -428,13 +523,13 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func keyList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, db := dbFlags("key list", stderr)
 	org := fs.String("org", "", "organization id (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if *org == "" {
 		return errors.New("key list: --org is required")
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}
@@ -472,7 +567,7 @@ func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		keyID, args = args[0], args[1:] // KEY_ID may come before the flags
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if keyID == "" && fs.NArg() == 1 {
@@ -480,7 +575,7 @@ func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else if fs.NArg() != 0 || keyID == "" {
 		return errors.New("usage: switchboard key revoke KEY_ID [--db URL]")
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}
@@ -506,7 +601,7 @@ func keyRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // publicKeyCreate makes a publishable key with the rules of
 // POST /v1/public-keys: 1 to 50 assistants of the organization, 1 to 50
 // http(s) origins, normalized.
-func publicKeyCreate(ctx context.Context, db, org, name, assistantList, originList string, stdout io.Writer) error {
+func publicKeyCreate(ctx context.Context, db, org, name, assistantList, originList string, stdout, stderr io.Writer) error {
 	assistants, origins := splitList(assistantList), splitList(originList)
 	if n := len(assistants); n == 0 || n > auth.MaxPublicKeyAssistants {
 		return fmt.Errorf("key create --public: --assistants: want 1 to %d assistant ids, got %d", auth.MaxPublicKeyAssistants, n)
@@ -532,7 +627,7 @@ func publicKeyCreate(ctx context.Context, db, org, name, assistantList, originLi
 		}
 		origins[i] = norm
 	}
-	d, err := app.OpenMigrated(ctx, db)
+	d, err := openDB(ctx, db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}

@@ -46,12 +46,13 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// TestCLI: every command works on a brand-new database, in any order, and
-// org/key create print their result alone on the last line.
+// TestCLI: org create starts a new database (and key list refuses one
+// that does not exist: TestCLIDatabase), every command then works on it,
+// and org/key create print their result alone on the last line.
 func TestCLI(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
-	if _, err := runCLI(t, "key", "list", "--org", "org_none", "--db", db); err != nil {
-		t.Fatalf("key list on a new database: %v", err)
+	if _, err := runCLI(t, "key", "list", "--org", "org_none", "--db", db); err == nil || !strings.Contains(err.Error(), "no database at") {
+		t.Fatalf("key list on a database that does not exist: err = %v; want a refusal naming it", err)
 	}
 	out, err := runCLI(t, "org", "create", "--name", "Acme", "--db", db)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"switchboard/internal/app"
 	"switchboard/internal/id"
 	"switchboard/internal/operator"
 )
@@ -24,7 +23,7 @@ func userCreate(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	org := fs.String("org", "", "organization id (required)")
 	email := fs.String("email", "", "the operator's email, used to sign in (required)")
 	name := fs.String("name", "", "the operator's name")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if *org == "" || *email == "" {
@@ -42,7 +41,7 @@ func userCreate(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return fmt.Errorf("user create: %w", err)
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}
@@ -81,13 +80,13 @@ func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
 func userList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, db := dbFlags("user list", stderr)
 	org := fs.String("org", "", "organization id (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if *org == "" {
 		return errors.New("user list: --org is required")
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}
@@ -110,7 +109,7 @@ func userDelete(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		opID, args = args[0], args[1:] // USER_ID may come before the flags
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if opID == "" && fs.NArg() == 1 {
@@ -118,7 +117,7 @@ func userDelete(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	} else if fs.NArg() != 0 || opID == "" {
 		return errors.New("usage: switchboard user delete USER_ID [--db URL]")
 	}
-	d, err := app.OpenMigrated(ctx, *db)
+	d, err := openDB(ctx, *db, dbExisting, stderr)
 	if err != nil {
 		return err
 	}

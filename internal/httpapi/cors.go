@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/auth"
@@ -121,8 +122,13 @@ func (s *Server) admitPublic(req *request, rt *route, k auth.PublicKey) error {
 			Fields: []apperr.FieldError{{Field: "Origin", Message: "is required: this request has no Origin header"}}}
 	}
 	if !k.AllowsOrigin(origin) {
-		return &apperr.Error{Kind: apperr.PermissionDenied, Message: "this publishable key does not allow this origin",
-			Fields: []apperr.FieldError{{Field: "Origin", Message: fmt.Sprintf("%q is not one of the key's origins", origin)}}}
+		// Both origins, so that a page refused can tell what to change:
+		// the page's origin, as the browser sent it, or the key's list.
+		allowed := strings.Join(k.Origins, ", ")
+		return &apperr.Error{Kind: apperr.PermissionDenied,
+			Message: fmt.Sprintf("this publishable key does not allow the origin %q; it allows %s", origin, allowed),
+			Fields: []apperr.FieldError{{Field: "Origin", Message: fmt.Sprintf("%q is not one of the key's origins (%s): "+
+				"use a key whose origins include the page's origin exactly as the browser sends it (scheme, host and port)", origin, allowed)}}}
 	}
 	req.cors = origin
 	return s.limitPublic(req, k)

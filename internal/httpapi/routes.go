@@ -58,6 +58,7 @@ func (s *Server) table() []route {
 		{method: http.MethodPost, path: "/v1/webhooks/{id}/rotate-secret", scope: auth.WebhooksWrite, body: optionalJSONBody, h: s.rotateWebhookSecret},
 		{method: http.MethodGet, path: "/v1/webhooks/{id}/deliveries", scope: auth.WebhooksRead, h: s.listDeliveries},
 		{method: http.MethodPost, path: "/v1/webhooks/{id}/deliveries/{messageId}/redeliver", scope: auth.WebhooksWrite, body: optionalJSONBody, h: s.redeliver},
+		{method: http.MethodGet, path: "/v1/webhooks/{id}/listen", scope: auth.WebhooksWrite, h: s.listenWebhook},
 
 		{method: http.MethodGet, path: "/v1/public-keys", scope: auth.KeysRead, h: s.listPublicKeys},
 		{method: http.MethodPost, path: "/v1/public-keys", scope: auth.KeysWrite, body: jsonBody, h: s.createPublicKey},

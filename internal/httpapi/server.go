@@ -106,6 +106,10 @@ type Server struct {
 	accepted sync.Map
 	// refusedLog samples the log lines of refused authentications.
 	refusedLog *throttle.Sampler
+	// listener serves listener endpoints' streams, which streams tracks
+	// (webhooks.go).
+	listener *webhook.Listener
+	streams  *streams
 
 	reqs    *prometheus.CounterVec
 	latency *prometheus.HistogramVec
@@ -116,6 +120,7 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 	s := &Server{
 		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: id.Now,
 		used: newUsage(st, log), openapi: servedOpenAPI(cfg.PublicURL),
+		listener: &webhook.Listener{Store: st, Log: log.With("component", "webhooks")}, streams: newStreams(),
 		refusedLog: throttle.NewSampler(log, "requests refused for their API key, not logged one by one", 0),
 		reqs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_http_requests_total", Help: "HTTP requests by route, method and status.",
@@ -160,8 +165,11 @@ func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.S
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Close flushes key usage times and the count of refused requests.
+// Close ends the webhook listeners' streams (their clients reconnect
+// elsewhere) and waits for them, then flushes key usage times and the
+// count of refused requests.
 func (s *Server) Close() {
+	s.streams.close()
 	s.used.flush(context.Background())
 	s.refusedLog.Flush()
 }
@@ -283,6 +291,10 @@ type statusWriter struct {
 	refusal string     // why authentication refused the request, if it did
 	client  netip.Addr // set with refusal
 }
+
+// Unwrap lets http.ResponseController reach the connection (a
+// websocket's hijack).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code

@@ -239,8 +239,8 @@ func TestMalformedIDsCostNoQuery(t *testing.T) {
 			}
 		}
 	}
-	if routes != 27 {
-		t.Errorf("found %d routes with path ids, want 27", routes)
+	if routes != 28 {
+		t.Errorf("found %d routes with path ids, want 28", routes)
 	}
 
 	before := st.lookups.Load()

@@ -410,6 +410,18 @@ type Store interface {
 	ListCallMessages(ctx context.Context, orgID, callID string, limit int) ([]CallMessage, error)
 	// Redeliver queues a message of the endpoint again, now.
 	Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error
+	// ClaimListener leases up to limit messages due at now of one listener
+	// endpoint (kind WebhookListener) of the organization, until
+	// now+lease: the messages its stream sends (ClaimOutbox never claims
+	// them). NotFound when the organization has no such listener.
+	ClaimListener(ctx context.Context, orgID, webhookID string, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
+	// RenewListener moves a listener endpoint's expiry to until, while a
+	// stream is attached; NotFound once it is deleted (or expired).
+	RenewListener(ctx context.Context, orgID, webhookID string, until time.Time) error
+	// ExpireListeners deletes, as DeleteWebhook does, the listener
+	// endpoints of any organization whose expiry is before now; it returns
+	// how many.
+	ExpireListeners(ctx context.Context, now time.Time) (int, error)
 
 	// ReserveIdempotency claims key for a request with the given hash. It
 	// returns nil when the caller should go on and handle the request, or
@@ -575,13 +587,26 @@ type Analysis struct {
 
 // Webhook is an organization's endpoint.
 type Webhook struct {
-	ID        string
-	OrgID     string
+	ID    string
+	OrgID string
+	// Kind is WebhookHTTP (deliveries POSTed to URL by the dispatcher) or
+	// WebhookListener (no URL: streamed to `switchboard webhooks listen`);
+	// "" is stored as WebhookHTTP.
+	Kind      string
 	URL       string
 	Events    []string
 	Secrets   []string // newest first; more than one during a rotation
 	CreatedAt time.Time
+	// ExpiresAt is when a listener that no stream renews is deleted
+	// (ExpireListeners); zero for an HTTP endpoint.
+	ExpiresAt time.Time
 }
+
+// Webhook kinds.
+const (
+	WebhookHTTP     = "http"
+	WebhookListener = "listener"
+)
 
 // Outbox message states.
 const (

@@ -128,9 +128,28 @@ func (s *Sender) Deliver(ctx context.Context, endpoint string, secrets []string,
 	return r
 }
 
+// Headers returns the headers of one attempt to deliver m at at, signed
+// with every active secret: Content-Type, User-Agent, webhook-id,
+// webhook-timestamp and webhook-signature. An HTTP delivery sends them
+// with its POST, a listener's stream in its frame (Listener), so both are
+// verified the same way.
+func Headers(secrets []string, m Message, at time.Time) (http.Header, error) {
+	sig, err := SignAll(secrets, m.ID, at, m.Body)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", UserAgent)
+	h.Set(HeaderID, m.ID)
+	h.Set(HeaderTimestamp, fmt.Sprint(at.Unix()))
+	h.Set(HeaderSignature, sig)
+	return h, nil
+}
+
 func (s *Sender) deliver(ctx context.Context, endpoint string, secrets []string, m Message) Result {
 	start := time.Now()
-	sig, err := SignAll(secrets, m.ID, start, m.Body)
+	headers, err := Headers(secrets, m, start)
 	if err != nil {
 		return Result{Err: err.Error()}
 	}
@@ -145,15 +164,11 @@ func (s *Sender) deliver(ctx context.Context, endpoint string, secrets []string,
 	if err != nil {
 		return Result{Err: "invalid endpoint URL: " + unwrapURLError(err).Error()}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", UserAgent)
+	req.Header = headers
 	// Only an excerpt of the answer is kept: compression saves nothing, and
 	// setting the header keeps the transport from decoding on its own
 	// (readAnswer decodes a gzip answer sent anyway, bounded).
 	req.Header.Set("Accept-Encoding", "identity")
-	req.Header.Set(HeaderID, m.ID)
-	req.Header.Set(HeaderTimestamp, fmt.Sprint(start.Unix()))
-	req.Header.Set(HeaderSignature, sig)
 
 	client := defaultClient()
 	if s.Client != nil {

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -13,8 +14,24 @@ import (
 // Outbox is what the dispatcher needs from storage.
 type Outbox interface {
 	ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error)
+	recorder
+	// ExpireListeners deletes the listener endpoints no stream has
+	// renewed (Listener); the dispatcher runs it every ExpireEvery.
+	ExpireListeners(ctx context.Context, now time.Time) (int, error)
+}
+
+// recorder stores an attempt's outcome: the delivery log and the
+// message's next state.
+type recorder interface {
 	RecordDelivery(ctx context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error
 }
+
+// DefaultExpireEvery is how often a dispatcher deletes expired listeners.
+const DefaultExpireEvery = 30 * time.Second
+
+// messageLease is how long a claimed message stays its claimer's: a
+// delivery's timeout (or a listener's ack timeout) plus the write after it.
+const messageLease = 2 * time.Minute
 
 // Dispatcher delivers the outbox: every node runs one; messages are leased,
 // so several nodes never send the same attempt twice, and a node that dies
@@ -29,6 +46,9 @@ type Dispatcher struct {
 	Parallel int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ExpireEvery is how often expired listener endpoints are deleted
+	// (default DefaultExpireEvery).
+	ExpireEvery time.Duration
 }
 
 // Run delivers until ctx is done, then waits for deliveries in flight.
@@ -44,6 +64,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	if now == nil {
 		now = time.Now
 	}
+	expireEvery := cmp.Or(d.ExpireEvery, DefaultExpireEvery)
+	var expired time.Time
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -55,8 +77,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		// Lease long enough for a delivery's timeout plus the write after it.
-		msgs, err := d.Store.ClaimOutbox(ctx, now(), 2*time.Minute, parallel*4)
+		if t := now(); t.Sub(expired) >= expireEvery {
+			expired = t
+			if n, err := d.Store.ExpireListeners(ctx, t); err != nil && ctx.Err() == nil {
+				d.Log.Warn("deleting expired webhook listeners failed", "err", err)
+			} else if n > 0 {
+				d.Log.Info("deleted webhook listeners no stream renewed", "count", n)
+			}
+		}
+		msgs, err := d.Store.ClaimOutbox(ctx, now(), messageLease, parallel*4)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.Log.Warn("claiming webhook messages failed", "err", err)
@@ -77,12 +106,22 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// deliver makes one attempt and records it: delivered, retried later per
-// Backoff, or failed once the attempts are spent.
+// deliver makes one attempt and records it.
 func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now func() time.Time) {
+	res := d.Sender.Deliver(ctx, m.URL, m.Secrets, messageOf(m))
+	record(ctx, d.Store, d.Log, m, res, now())
+}
+
+// messageOf is the Message a claimed outbox row carries.
+func messageOf(m store.OutboxMessage) Message {
+	return Message{ID: m.ID, Type: m.Type, Timestamp: m.CreatedAt, Body: m.Payload}
+}
+
+// record stores the outcome of an attempt made at at: delivered, retried
+// later per Backoff, or failed once the attempts are spent. The
+// dispatcher and a listener's stream record the same way.
+func record(ctx context.Context, st recorder, log *slog.Logger, m store.OutboxMessage, res Result, at time.Time) {
 	attempt := m.Attempts + 1
-	res := d.Sender.Deliver(ctx, m.URL, m.Secrets, Message{ID: m.ID, Type: m.Type, Timestamp: m.CreatedAt, Body: m.Payload})
-	at := now()
 	state, next := store.OutboxDelivered, at
 	if !res.OK() {
 		if wait, ok := Backoff(attempt + 1); ok {
@@ -93,7 +132,7 @@ func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now fun
 	}
 	rec := store.Delivery{ID: id.New(id.Delivery), MessageID: m.ID, WebhookID: m.WebhookID, OrgID: m.OrgID, Type: m.Type,
 		Attempt: attempt, Status: res.Status, Response: res.Body, Error: res.Err, Duration: res.Duration, At: at}
-	if err := d.Store.RecordDelivery(ctx, m, rec, state, next); err != nil {
+	if err := st.RecordDelivery(ctx, m, rec, state, next); err != nil {
 		// The attempt happened: if its record is lost, the lease runs out
 		// and the message is sent again, every lease, for as long as the
 		// record keeps failing. Whatever the receiver's text did to the
@@ -102,19 +141,19 @@ func (d *Dispatcher) deliver(ctx context.Context, m store.OutboxMessage, now fun
 		// Should that fail too, the database itself is failing: the message
 		// is sent again after the lease, which at-least-once delivery
 		// allows (the receiver dedupes on webhook-id).
-		d.Log.Warn("recording a webhook delivery failed; recording it without the receiver's answer", "message_id", m.ID, "err", err)
+		log.Warn("recording a webhook delivery failed; recording it without the receiver's answer", "message_id", m.ID, "err", err)
 		rec.ID = id.New(id.Delivery)
 		rec.Response = "<the answer could not be stored>"
 		rec.Error = asciiOnly(res.Err)
 		if !res.OK() && rec.Error == "" {
 			rec.Error = "the attempt failed"
 		}
-		if err := d.Store.RecordDelivery(ctx, m, rec, state, next); err != nil {
-			d.Log.Error("recording a webhook delivery failed; the message will be sent again when its lease ends", "message_id", m.ID, "err", err)
+		if err := st.RecordDelivery(ctx, m, rec, state, next); err != nil {
+			log.Error("recording a webhook delivery failed; the message will be sent again when its lease ends", "message_id", m.ID, "err", err)
 		}
 	}
 	if !res.OK() {
-		d.Log.Info("webhook delivery failed", "message_id", m.ID, "webhook_id", m.WebhookID, "attempt", attempt, "status", res.Status, "next", state)
+		log.Info("webhook delivery failed", "message_id", m.ID, "webhook_id", m.WebhookID, "attempt", attempt, "status", res.Status, "next", state)
 	}
 }
 

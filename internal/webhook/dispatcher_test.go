@@ -25,6 +25,7 @@ type fakeOutbox struct {
 	recorded []store.Delivery // the calls that succeeded
 	state    string
 	next     time.Time
+	expired  []time.Time // every ExpireListeners call's now
 }
 
 func (f *fakeOutbox) ClaimOutbox(context.Context, time.Time, time.Duration, int) ([]store.OutboxMessage, error) {
@@ -35,6 +36,13 @@ func (f *fakeOutbox) ClaimOutbox(context.Context, time.Time, time.Duration, int)
 	}
 	f.claimed = true
 	return []store.OutboxMessage{f.msg}, nil
+}
+
+func (f *fakeOutbox) ExpireListeners(_ context.Context, now time.Time) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expired = append(f.expired, now)
+	return 0, nil
 }
 
 func (f *fakeOutbox) RecordDelivery(_ context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error {
@@ -139,5 +147,44 @@ func TestDispatcherGivesUpAfterTheFallback(t *testing.T) {
 	// runDispatcher has stopped the dispatcher and waited for its deliveries.
 	if calls, _, _, _ := f.snapshot(); len(calls) != 2 {
 		t.Errorf("a store refusing every record got %d RecordDelivery calls for one attempt, want 2", len(calls))
+	}
+}
+
+// TestDispatcherExpiresListeners: every dispatcher deletes the expired
+// listeners at its first poll, then every ExpireEvery of its clock, with
+// that clock's time.
+func TestDispatcherExpiresListeners(t *testing.T) {
+	t.Parallel()
+	f := &fakeOutbox{refuse: func(int, store.Delivery) error { return nil }}
+	var mu sync.Mutex
+	clock := time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	calls := func() []time.Time { f.mu.Lock(); defer f.mu.Unlock(); return append([]time.Time(nil), f.expired...) }
+	d := &Dispatcher{Store: f, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Every: 2 * time.Millisecond,
+		ExpireEvery: time.Minute, Now: now}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { d.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	waitFor := func(what string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); len(calls()) < n; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: ExpireListeners called at %v; want %d calls", what, calls(), n)
+			}
+		}
+	}
+	waitFor("the first poll", 1)
+	start := now()
+	advance(59 * time.Second)
+	time.Sleep(20 * time.Millisecond) // polls go on; none may expire before the minute
+	if got := calls(); len(got) != 1 {
+		t.Fatalf("59 s after the first expiry: ExpireListeners called at %v; want once", got)
+	}
+	advance(time.Second)
+	waitFor("a minute later", 2)
+	if got := calls(); !got[0].Equal(start) || !got[1].Equal(start.Add(time.Minute)) {
+		t.Errorf("ExpireListeners called at %v; want %v then a minute later, the dispatcher's clock", got, start)
 	}
 }

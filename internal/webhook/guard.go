@@ -20,13 +20,33 @@ import (
 // worth retrying soon for delivery) from a network or DNS error.
 var ErrUnsafeURL = errors.New("webhook: unsafe URL")
 
-type unsafeError struct{ msg string }
+type unsafeError struct {
+	msg string
+	// private marks a refusal of the destination's address (loopback,
+	// private, …), which Guard.AllowPrivate would lift, as opposed to one
+	// of the URL's form (scheme, credentials, port).
+	private bool
+}
 
 func (e *unsafeError) Error() string        { return e.msg }
 func (e *unsafeError) Is(target error) bool { return target == ErrUnsafeURL }
 
 func unsafef(format string, args ...any) error {
 	return &unsafeError{msg: fmt.Sprintf(format, args...)}
+}
+
+// privatef is unsafef for a refused address.
+func privatef(format string, args ...any) error {
+	return &unsafeError{msg: fmt.Sprintf(format, args...), private: true}
+}
+
+// IsPrivateRefusal reports whether err refuses a destination for its
+// address (loopback, private network, metadata …) rather than for the
+// URL's form: the refusals a server started with --webhook-allow-private
+// would not make.
+func IsPrivateRefusal(err error) bool {
+	var u *unsafeError
+	return errors.As(err, &u) && u.private
 }
 
 // Resolver looks up a host's addresses. *net.Resolver satisfies it; the
@@ -100,7 +120,7 @@ func (g Guard) CheckAddr(addr netip.Addr) error {
 		return nil
 	}
 	if reason := blockReason(addr); reason != "" {
-		return unsafef("%s is %s", addr, reason)
+		return privatef("%s is %s", addr, reason)
 	}
 	return nil
 }
@@ -111,20 +131,20 @@ func (g Guard) CheckAddr(addr netip.Addr) error {
 func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if err := g.CheckAddr(a); err != nil {
-			return nil, unsafef("url host %s", err)
+			return nil, privatef("url host %s", err)
 		}
 		return []netip.Addr{a}, nil
 	}
 	name := strings.ToLower(strings.TrimSuffix(host, "."))
 	if !g.AllowPrivate {
 		if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-			return nil, unsafef("url host %q is a loopback name", host)
+			return nil, privatef("url host %q is a loopback name", host)
 		}
 		// "127.1", "2130706433" and "0x7f.1" are not IP addresses to Go but
 		// are to the C library's resolver; no real DNS name ends in a
 		// label that starts with a digit.
 		if i := strings.LastIndexByte(name, '.'); i+1 < len(name) && name[i+1] >= '0' && name[i+1] <= '9' {
-			return nil, unsafef("url host %q is neither a standard IP address nor a DNS name", host)
+			return nil, privatef("url host %q is neither a standard IP address nor a DNS name", host)
 		}
 	}
 	r := g.Resolver
@@ -140,7 +160,7 @@ func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	}
 	for _, a := range addrs {
 		if reason := blockReason(a); reason != "" && !g.AllowPrivate {
-			return nil, unsafef("url host %q resolves to %s, %s", host, a, reason)
+			return nil, privatef("url host %q resolves to %s, %s", host, a, reason)
 		}
 	}
 	return addrs, nil

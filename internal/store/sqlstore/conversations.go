@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -167,23 +168,28 @@ func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...
 func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
 	events, _ := json.Marshal(w.Events)
 	secrets, _ := json.Marshal(w.Secrets)
-	_, err := s.exec(ctx, s.w, `INSERT INTO webhooks (id, org_id, url, events, secrets, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		w.ID, w.OrgID, w.URL, string(events), string(secrets), ms(w.CreatedAt))
+	kind := cmp.Or(w.Kind, store.WebhookHTTP)
+	var expires int64
+	if kind == store.WebhookListener {
+		expires = ms(w.ExpiresAt)
+	}
+	_, err := s.exec(ctx, s.w, `INSERT INTO webhooks (id, org_id, kind, url, events, secrets, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.ID, w.OrgID, kind, w.URL, string(events), string(secrets), ms(w.CreatedAt), expires)
 	return err
 }
 
-const webhookCols = `id, org_id, url, events, secrets, created_at`
+const webhookCols = `id, org_id, kind, url, events, secrets, created_at, expires_at`
 
 func scanWebhook(sc interface{ Scan(...any) error }) (store.Webhook, error) {
 	var w store.Webhook
 	var events, secrets string
-	var created int64
-	if err := sc.Scan(&w.ID, &w.OrgID, &w.URL, &events, &secrets, &created); err != nil {
+	var created, expires int64
+	if err := sc.Scan(&w.ID, &w.OrgID, &w.Kind, &w.URL, &events, &secrets, &created, &expires); err != nil {
 		return w, err
 	}
 	_ = json.Unmarshal([]byte(events), &w.Events)
 	_ = json.Unmarshal([]byte(secrets), &w.Secrets)
-	w.CreatedAt = fromMS(created)
+	w.CreatedAt, w.ExpiresAt = fromMS(created), fromMS(expires)
 	return w, nil
 }
 
@@ -314,12 +320,24 @@ func (s *Store) QueueEvent(ctx context.Context, orgID string, ev store.Event, at
 	return s.tx(ctx, func(tx *sql.Tx) error { return s.queueEvents(ctx, tx, orgID, []store.Event{ev}) })
 }
 
-// ClaimOutbox leases due messages.
+// ClaimOutbox leases due messages of HTTP endpoints; a listener's are
+// its stream's (ClaimListener).
 func (s *Store) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
+	return s.claimMessages(ctx, `w.kind = ?`, now, lease, limit, store.WebhookHTTP)
+}
+
+// outboxSelect reads the claimable messages of the endpoints that where
+// (on webhooks w) picks; claimMessages adds its arguments after the
+// outbox's own.
+const outboxSelect = `SELECT o.id, o.org_id, o.webhook_id, w.url, w.secrets, o.type, o.payload, o.state, o.attempts, o.created_at
+	FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+	WHERE o.state = ? AND o.next_at <= ? AND o.locked_until < ? AND `
+
+// claimMessages leases due messages of the endpoints where picks, earliest
+// due first.
+func (s *Store) claimMessages(ctx context.Context, where string, now time.Time, lease time.Duration, limit int, args ...any) ([]store.OutboxMessage, error) {
 	c := claim{Table: "webhook_outbox", Alias: "o", Key: "id", Lease: "locked_until",
-		Select: `SELECT o.id, o.org_id, o.webhook_id, w.url, w.secrets, o.type, o.payload, o.state, o.attempts, o.created_at
-			FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
-			WHERE o.state = ? AND o.next_at <= ? AND o.locked_until < ? ORDER BY o.next_at LIMIT ?`}
+		Select: outboxSelect + where + ` ORDER BY o.next_at LIMIT ?`}
 	var out []store.OutboxMessage
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
@@ -334,7 +352,7 @@ func (s *Store) ClaimOutbox(ctx context.Context, now time.Time, lease time.Durat
 			m.Payload, m.CreatedAt = []byte(payload), fromMS(created)
 			out = append(out, m)
 			return m.ID, nil
-		}, store.OutboxPending, ms(now), ms(now))
+		}, append([]any{store.OutboxPending, ms(now), ms(now)}, args...)...)
 		return err
 	})
 	return out, err

@@ -565,6 +565,21 @@ func (r *recorder) Redeliver(ctx context.Context, orgID, webhookID, messageID st
 	return r.s.Redeliver(ctx, orgID, webhookID, messageID, at)
 }
 
+func (r *recorder) ClaimListener(ctx context.Context, orgID, webhookID string, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
+	r.hit("ClaimListener")
+	return r.s.ClaimListener(ctx, orgID, webhookID, now, lease, limit)
+}
+
+func (r *recorder) RenewListener(ctx context.Context, orgID, webhookID string, until time.Time) error {
+	r.hit("RenewListener")
+	return r.s.RenewListener(ctx, orgID, webhookID, until)
+}
+
+func (r *recorder) ExpireListeners(ctx context.Context, now time.Time) (int, error) {
+	r.hit("ExpireListeners")
+	return r.s.ExpireListeners(ctx, now)
+}
+
 func (r *recorder) ReserveIdempotency(ctx context.Context, orgID, key, requestHash string, now time.Time) (*store.Idempotent, error) {
 	r.hit("ReserveIdempotency")
 	return r.s.ReserveIdempotency(ctx, orgID, key, requestHash, now)

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Turns", testTurns},
 		{"Analyses", testAnalyses},
 		{"Webhooks", testWebhooks},
+		{"Listeners", testListeners},
 		{"Lifecycle", testLifecycle},
 		{"Schedules", testSchedules},
 		{"Campaigns", testCampaigns},

@@ -45,7 +45,10 @@ func mustWebhook(t *testing.T, s store.Store, orgID string, events ...string) st
 
 func normWebhook(w store.Webhook) store.Webhook {
 	w.Events, w.Secrets = nilIfEmpty(w.Events), nilIfEmpty(w.Secrets)
-	w.CreatedAt = msTime(w.CreatedAt)
+	w.CreatedAt, w.ExpiresAt = msTime(w.CreatedAt), msTime(w.ExpiresAt)
+	if w.Kind == "" {
+		w.Kind = store.WebhookHTTP
+	}
 	return w
 }
 
