@@ -43,6 +43,10 @@ if [ "${1:-}" = "test" ]; then
   # The browser tests (widget, dashboard) drive Debian's chromium with chromedp
   # (../shared/research/deps.md §5).
   command -v chromium >/dev/null 2>&1 || pkgs+=(chromium)
+  # The README's walkthrough, run as a test (cmd/switchboard TestREADME),
+  # speaks to the API with curl and reads its answers with jq.
+  command -v curl >/dev/null 2>&1 || pkgs+=(curl)
+  command -v jq >/dev/null 2>&1 || pkgs+=(jq)
 fi
 if [ "${1:-}" = "test" ] || [ "${1:-}" = "test-js" ]; then
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs)

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,8 @@ import (
 // Build compiles ./cmd/switchboard of the module rooted at moduleDir into
 // dir with the given build tags (pure Go, no race detector: a node is a
 // peer here, not the code under the race detector) and returns its path.
+// With the tag speech_native it is built with cgo, as `make run` builds it
+// with the native speech engines.
 func Build(ctx context.Context, moduleDir, dir string, tags ...string) (string, error) {
 	bin := filepath.Join(dir, "switchboard")
 	args := []string{"build", "-o", bin}
@@ -47,6 +50,9 @@ func Build(ctx context.Context, moduleDir, dir string, tags ...string) (string, 
 	cmd := exec.CommandContext(ctx, goTool(), args...)
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if slices.Contains(tags, "speech_native") {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("nodetest: go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -105,6 +111,8 @@ type Options struct {
 	Args []string
 	// LogDir receives the node's log as NAME.log.
 	LogDir string
+	// Dir is the process's working directory ("": the test's).
+	Dir string
 	// FirstStart: the database is new and the node prints its first API
 	// key, which Start waits for (it comes on stdout, the "serving" record
 	// on stderr: either may be read first).
@@ -123,6 +131,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", o.DB, "--sandbox-voice=false", "--sip-addr", "127.0.0.1:0", "--log-level", "info",
 		"--drain-timeout", "2s"}, o.Args...)
 	cmd := exec.Command(o.Bin, args...) //nolint:noctx // the node outlives ctx: Kill and Stop end it
+	cmd.Dir = o.Dir
 	// Every node of a test shares one secret key, as nodes on one
 	// PostgreSQL database must (SQLite nodes would make their own file).
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_SECRET_KEY="+TestSecretKey)
