@@ -114,11 +114,11 @@ func TestShell(t *testing.T) {
 		t.Errorf("false: exit %d, want 1", code)
 	}
 	r := &Runner{Shell: sh, Replace: []string{"PLACEHOLDER", "world"}}
-	steps := []Step{{Line: 1, Command: "f PLACEHOLDER", Expect: &Expect{Contains: "hello world"}}}
+	steps := []Step{{Line: 1, Command: "f PLACEHOLDER", Expect: expect(t, `"hello world"`)}}
 	if err := r.Run(ctx, steps); err != nil {
 		t.Errorf("Runner with a replacement: %v", err)
 	}
-	steps = []Step{{Line: 2, Command: "f PLACEHOLDER", Expect: &Expect{Contains: "goodbye"}}}
+	steps = []Step{{Line: 2, Command: "f PLACEHOLDER", Expect: expect(t, `"goodbye"`)}}
 	var f *Failure
 	if err := r.Run(ctx, steps); !errors.As(err, &f) || f.Step.Line != 2 {
 		t.Errorf("Runner with a wrong expectation = %v, want a Failure at line 2", err)
@@ -136,7 +136,7 @@ func TestWithin(t *testing.T) {
 	}
 	defer sh.Close()
 	r := &Runner{Shell: sh}
-	steps := []Step{{Line: 1, Command: "N=0"}, {Line: 2, Command: "N=$((N+1)); echo n=$N", Expect: &Expect{Within: 10 * time.Second, Contains: "n=3"}}}
+	steps := []Step{{Line: 1, Command: "N=0"}, {Line: 2, Command: "N=$((N+1)); echo n=$N", Expect: expect(t, `within 10 s: "n=3"`)}}
 	if err := r.Run(context.Background(), steps); err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +174,13 @@ func TestActions(t *testing.T) {
 	if err := r.Run(context.Background(), []Step{{Line: 9, Action: "In the browser: click"}}); err == nil {
 		t.Error("an action with no entry: no error")
 	}
+}
+
+func expect(t *testing.T, s string) *Expect {
+	t.Helper()
+	e, err := ParseExpect(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &e
 }
