@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
@@ -15,13 +13,13 @@ import (
 // same environment variable, so a renamed flag cannot leave the hints
 // stale.
 func TestCatalogNamesServeFlags(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"serve", "-h"}, &out, &out); err == nil {
-		t.Fatal("serve -h: no error; want flag.ErrHelp")
+	help, _, err := runBoth(t, "serve", "-h")
+	if err != nil {
+		t.Fatalf("serve -h: %v", err)
 	}
 	usage := map[string]string{} // flag → its help text
 	var cur string
-	for line := range strings.SplitSeq(out.String(), "\n") {
+	for line := range strings.SplitSeq(help, "\n") {
 		if name, ok := strings.CutPrefix(line, "  -"); ok {
 			cur = strings.Fields(name)[0]
 			continue

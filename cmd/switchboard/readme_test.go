@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,13 +108,46 @@ func TestREADME(t *testing.T) {
 		"http://127.0.0.1:8080", node.URL, "127.0.0.1:8080", host, "sbk_…", node.Key,
 		"127.0.0.1:5060", sipAddr, "+1YOURPHONE", readmeYourPhone}}
 	speech := siptest.SpeechWAV(t, "Hello, is this the dentist?")
+	terminal := filepath.Join(work, "terminal.log") // the other terminal's screen
 	r.Actions = map[string]func(ctx context.Context, text string) error{
-		// Step 8's softphone: answers every call to its account, speaks,
-		// then stays on the line (the walkthrough ends the call).
-		"In another terminal: baresip": func(ctx context.Context, _ string) error {
-			b := siptest.StartBaresip(t, siptest.BaresipConfig{User: readmeSoftphone, Audio: speech.WAV, Tail: 2 * time.Minute, Timeout: 3 * time.Minute})
-			r.Replace = append(r.Replace, "127.0.0.1:5080", b.Addr())
-			return nil
+		// A command left running in another terminal: the same shell's
+		// variables, in the background, its output kept for the action
+		// below. The SIP step's softphone: baresip as docs/telephony.md
+		// configures it, answering every call to its account, speaking,
+		// then staying on the line (the walkthrough ends the call).
+		"In another terminal: ": func(ctx context.Context, text string) error {
+			cmd := strings.TrimPrefix(text, "In another terminal: ")
+			if strings.HasPrefix(cmd, "baresip ") {
+				b := siptest.StartBaresip(t, siptest.BaresipConfig{User: readmeSoftphone, Audio: speech.WAV, Tail: 2 * time.Minute, Timeout: 3 * time.Minute})
+				r.Replace = append(r.Replace, "127.0.0.1:5080", b.Addr())
+				return nil
+			}
+			_, code, err := sh.Run(ctx, "( "+cmd+" ) >"+terminal+" 2>&1 &", 10*time.Second)
+			if err == nil && code != 0 {
+				err = fmt.Errorf("exit status %d", code)
+			}
+			return err
+		},
+		// What that command printed, by now or within the time given.
+		"In the listener's terminal, within ": func(ctx context.Context, text string) error {
+			m := regexp.MustCompile(`within (\d+) s: (".*")$`).FindStringSubmatch(text)
+			if m == nil {
+				return fmt.Errorf("want: within N s: \"text\"")
+			}
+			var want string
+			if err := json.Unmarshal([]byte(m[2]), &want); err != nil {
+				return err
+			}
+			secs, _ := strconv.Atoi(m[1])
+			for deadline := time.Now().Add(time.Duration(secs) * time.Second); ; time.Sleep(500 * time.Millisecond) {
+				out, _ := os.ReadFile(terminal)
+				if strings.Contains(string(out), want) {
+					return nil
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("the terminal does not show %q within %s s; it shows:\n%s", want, m[1], out)
+				}
+			}
 		},
 		// Step 8's inbound call: a softphone that dials at start stands in
 		// for typing /dial at the first one's prompt.
