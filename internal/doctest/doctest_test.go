@@ -2,6 +2,7 @@ package doctest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -183,4 +184,48 @@ func expect(t *testing.T, s string) *Expect {
 		t.Fatal(err)
 	}
 	return &e
+}
+
+// TestAnswers: a json block right under a shell block is its answer; one
+// after other text is not.
+func TestAnswers(t *testing.T) {
+	md := "```sh\ncurl a\n```\n\n```json\n{\"status\": true}\n```\n\n```sh\ncurl b\n```\n\nSome text.\n\n```json\n{}\n```\n"
+	blocks, err := Blocks([]byte(md), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 || blocks[0].Answer != `{"status": true}` || blocks[0].AnswerLine != 6 || blocks[1].Answer != "" {
+		t.Fatalf("Blocks = %+v, want the first block answered on line 6 and the second not", blocks)
+	}
+}
+
+// TestMatchShape: members and types, not values, except the envelope's
+// status and the error code; nulls match anything; free members only
+// need to be objects.
+func TestMatchShape(t *testing.T) {
+	got, err := firstJSON(`{"status": true, "data": {"id": "call_x", "n": 2, "at": null, "tags": ["a"], "metadata": {"plan": "pro"}}, "error": {"code": "conflict"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := map[string]bool{"metadata": true}
+	for _, c := range []struct {
+		want string
+		ok   bool
+	}{
+		{`{"status": true, "data": {"id": "call_other", "n": 9, "at": "2026-01-01T00:00:00Z", "tags": ["b", "c"]}}`, true},
+		{`{"status": false}`, false},
+		{`{"error": {"code": "not_found"}}`, false},
+		{`{"data": {"id": 1}}`, false},
+		{`{"data": {"missing": 1}}`, false},
+		{`{"data": {"metadata": {"tier": "gold"}}}`, true},
+		{`{"data": {"tags": [1]}}`, false},
+	} {
+		var want any
+		if err := json.Unmarshal([]byte(c.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := MatchShape(got, want, "$", free); (err == nil) != c.ok {
+			t.Errorf("MatchShape(%s) = %v, want ok %v", c.want, err, c.ok)
+		}
+	}
 }

@@ -136,3 +136,71 @@ func show(v any) string {
 	}
 	return s
 }
+
+// MatchShape reports where got fails to have the shape of want, an
+// example answer whose values come from another run: every member of
+// want's objects is in got's (others may be there too) with the same JSON
+// type, recursively; an array's elements have the shape of want's first
+// element; a null on either side matches any value (a field that is null
+// until something happens). Only what an example fixes is compared by
+// value: the envelope's status and an error's code. Members named in free
+// hold objects keyed by data (metadata, counts by state): only their being
+// objects is compared.
+func MatchShape(got, want any, path string, free map[string]bool) error {
+	if got == nil || want == nil {
+		return nil
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: got %s, want an object", path, show(got))
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				return fmt.Errorf("%s: no member %q (got %s)", path, k, show(got))
+			}
+			if (path == "$" && k == "status") || (path == "$.error" && k == "code") {
+				if err := Match(gv, wv, path+"."+k); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, isObj := wv.(map[string]any); isObj && free[k] {
+				if _, ok := gv.(map[string]any); !ok && gv != nil {
+					return fmt.Errorf("%s.%s: got %s, want an object", path, k, show(gv))
+				}
+				continue
+			}
+			if err := MatchShape(gv, wv, path+"."+k, free); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return fmt.Errorf("%s: got %s, want an array", path, show(got))
+		}
+		for i := 0; i < len(w) && i < len(g); i++ {
+			if err := MatchShape(g[i], w[i], fmt.Sprintf("%s[%d]", path, i), free); err != nil {
+				return err
+			}
+		}
+		return nil
+	case string:
+		if _, ok := got.(string); !ok {
+			return fmt.Errorf("%s: got %s, want a string", path, show(got))
+		}
+	case float64:
+		if _, ok := got.(json.Number); !ok {
+			return fmt.Errorf("%s: got %s, want a number", path, show(got))
+		}
+	case bool:
+		if _, ok := got.(bool); !ok {
+			return fmt.Errorf("%s: got %s, want a boolean", path, show(got))
+		}
+	}
+	return nil
+}

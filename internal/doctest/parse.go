@@ -42,6 +42,11 @@ type Block struct {
 	Skip string
 	// Heading is the last heading above the block (for messages).
 	Heading string
+	// Answer is the ```json block that follows the block with nothing but
+	// blank lines between (an example's answer), and AnswerLine its first
+	// line; "" when there is none.
+	Answer     string
+	AnswerLine int
 }
 
 // skipComment marks the next block as not to be run.
@@ -58,6 +63,9 @@ func Blocks(doc []byte, from string) ([]Block, error) {
 	sc := bufio.NewScanner(bytes.NewReader(doc))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	fence := ""
+	var answer *Block        // the shell block a following json block answers
+	var answerLines []string // that json block's lines, while inside it
+	answerStart := 0
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		trimmed := strings.TrimSpace(line)
@@ -65,24 +73,38 @@ func Blocks(doc []byte, from string) ([]Block, error) {
 			if trimmed == fence {
 				if cur != nil {
 					blocks = append(blocks, *cur)
+					answer = &blocks[len(blocks)-1]
 					cur = nil
+				} else if answerLines != nil {
+					answer.Answer, answer.AnswerLine = strings.Join(answerLines, "\n"), answerStart
+					answer, answerLines = nil, nil
 				}
 				fence = ""
 				continue
 			}
 			if cur != nil {
 				cur.Lines = append(cur.Lines, line)
+			} else if answerLines != nil {
+				answerLines = append(answerLines, line)
 			}
 			continue
 		}
 		if strings.HasPrefix(trimmed, "```") {
 			fence = "```"
 			info := strings.Fields(strings.TrimPrefix(trimmed, "```"))
-			if started && len(info) > 0 && (info[0] == "sh" || info[0] == "bash") {
+			switch {
+			case started && len(info) > 0 && (info[0] == "sh" || info[0] == "bash"):
 				cur = &Block{Line: n + 1, Skip: skip, Heading: heading}
+			case answer != nil && len(info) > 0 && info[0] == "json":
+				answerLines, answerStart = []string{}, n+1
+			default:
+				answer = nil
 			}
 			skip = ""
 			continue
+		}
+		if trimmed != "" {
+			answer = nil // only blank lines may come between an example and its answer
 		}
 		if strings.HasPrefix(line, "#") {
 			heading = strings.TrimSpace(strings.TrimLeft(line, "#"))
