@@ -62,8 +62,8 @@ func (s *Store) GetCallsAnyOrg(ctx context.Context, ids []string) ([]call.Call, 
 }
 
 // ListCalls lists calls newest first. Totals come from call_counts unless a
-// date, direction or outcome filter asks for a count (call_counts has none
-// of them).
+// date, direction, outcome or search filter asks for a count (call_counts
+// has none of them).
 func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter) ([]call.Call, int, error) {
 	where := []string{"org_id = ?"}
 	args := []any{orgID}
@@ -82,6 +82,15 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	if f.Outcome != "" {
 		where = append(where, "outcome = ?")
 		args = append(args, string(f.Outcome))
+	}
+	if f.CallID != "" {
+		where = append(where, "id = ?")
+		args = append(args, f.CallID)
+	}
+	if f.Number != "" {
+		// Each side as its partial index reads (calls_to, calls_from).
+		where = append(where, "((to_number = ? AND to_number <> '') OR (from_number = ? AND from_number <> ''))")
+		args = append(args, f.Number, f.Number)
 	}
 	if !f.CreatedAfter.IsZero() {
 		where = append(where, "created_at > ?")
@@ -104,7 +113,7 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 		return slices.Clone(e.calls), e.total, nil
 	}
 	var total int
-	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() && f.Direction == "" && f.Outcome == "" {
+	if f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() && f.Direction == "" && f.Outcome == "" && f.CallID == "" && f.Number == "" {
 		total = counts.total(f.Type, f.Status)
 	} else if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
