@@ -442,6 +442,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, err
 	}
 	mux.Handle(ui.Prefix, dash)
+	// A browser that asks for / is sent to the dashboard; API clients
+	// keep the API's JSON 404.
+	mux.Handle("GET /{$}", ui.RootRedirect(m.api))
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -271,4 +272,42 @@ func (s *Server) fail(w http.ResponseWriter, r *request, err error) {
 		return
 	}
 	s.render(w, r, status, view{Name: "error", Title: http.StatusText(status), Data: msg})
+}
+
+// RootRedirect answers GET / of a browser (Accept names text/html) with
+// a redirect to the dashboard, and hands every other request to next (the
+// REST API, whose answer to / is its JSON 404).
+func RootRedirect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if acceptsHTML(r.Header.Values("Accept")) {
+			http.Redirect(w, r, Prefix, http.StatusSeeOther)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// acceptsHTML reports whether an Accept header names text/html with a
+// quality above 0.
+func acceptsHTML(values []string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			media, params, _ := strings.Cut(part, ";")
+			if !strings.EqualFold(strings.TrimSpace(media), "text/html") {
+				continue
+			}
+			q := 1.0
+			for p := range strings.SplitSeq(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+					if f, err := strconv.ParseFloat(val, 64); err == nil {
+						q = f
+					}
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
