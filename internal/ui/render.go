@@ -69,6 +69,7 @@ func parsePages() (*pages, error) {
 			return &cc
 		},
 		"join":  strings.Join,
+		"sub":   func(a, b float64) float64 { return a - b },
 		"list3": func(a, b, c string) []string { return []string{a, b, c} },
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")

@@ -12,7 +12,7 @@ import "net/http"
 func (s *Server) routes() []route {
 	return []route{
 		{pattern: "GET /ui/{$}", h: func(w http.ResponseWriter, r *request) error {
-			http.Redirect(w, r.Request, "/ui/calls", http.StatusSeeOther)
+			http.Redirect(w, r.Request, "/ui/overview", http.StatusSeeOther)
 			return nil
 		}},
 		{pattern: "GET /ui/static/{file}", public: true, h: s.static},
@@ -21,6 +21,7 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/logout", h: s.logout},
 		{pattern: "GET /ui/events", h: s.events},
 
+		{pattern: "GET /ui/overview", h: s.overview},
 		{pattern: "GET /ui/calls", h: s.listCalls},
 		{pattern: "GET /ui/calls/{id}", h: s.showCall},
 		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
@@ -69,6 +70,7 @@ type navItem struct {
 
 // nav is the navigation bar, in order; view.Nav names the current item.
 var nav = []navItem{
+	{"overview", "Overview", "/ui/overview"},
 	{"calls", "Calls", "/ui/calls"},
 	{"assistants", "Assistants", "/ui/assistants"},
 	{"numbers", "Numbers", "/ui/numbers"},
