@@ -44,7 +44,7 @@ type overviewPage struct {
 	P95              string
 	// The charts; nil when there is nothing to draw.
 	ByOutcome, MinutesChart, Success *vchart
-	Latency, Reasons             *hchart
+	Latency, Reasons                 *hchart
 	// CallsURL lists the period's calls.
 	CallsURL string
 }
@@ -243,7 +243,9 @@ func (p *overviewPage) fill(o store.Overview, f store.OverviewFilter) {
 		rs = append(rs, hrow{Label: reason, Values: []float64{float64(n)}, Texts: []string{strconv.FormatInt(n, 10)},
 			Title: fmt.Sprintf("%s: %d calls (%.0f%%)", reason, n, 100*float64(n)/float64(p.Calls))})
 	}
-	slices.SortFunc(rs, func(a, b hrow) int { return cmp.Or(cmp.Compare(b.Values[0], a.Values[0]), cmp.Compare(a.Label, b.Label)) })
+	slices.SortFunc(rs, func(a, b hrow) int {
+		return cmp.Or(cmp.Compare(b.Values[0], a.Values[0]), cmp.Compare(a.Label, b.Label))
+	})
 	p.Reasons = barChart("chart-reasons", "Top ended reasons", rs[:min(len(rs), topReasons)], []string{"bar-reason"})
 }
 
