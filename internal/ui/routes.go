@@ -23,6 +23,7 @@ func (s *Server) routes() []route {
 
 		{pattern: "GET /ui/overview", h: s.overview},
 		{pattern: "GET /ui/calls", h: s.listCalls},
+		{pattern: "GET /ui/calls.csv", h: s.exportCalls},
 		{pattern: "GET /ui/calls/{id}", h: s.showCall},
 		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
 
