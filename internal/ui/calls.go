@@ -36,7 +36,7 @@ type callsPage struct {
 	Total   int
 	// CSVURL exports the filtered list.
 	CSVURL string
-	Page    int
+	Page   int
 	// PrevURL and NextURL are the neighbouring pages with the same
 	// filters ("" at either end).
 	PrevURL, NextURL string
