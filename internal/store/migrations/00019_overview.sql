@@ -2,30 +2,30 @@
 -- calls console"): per (organization, UTC day of the call's creation,
 -- assistant) the ended calls by outcome and ended reason with their
 -- duration and analysed successes, and the assistant turns' latency by
--- stage in fixed buckets; and the calls list's search by number.
+-- stage in fixed buckets; and the calls list's search by number. Both
+-- rollups are written by FinishAnalysis, once per ended call, off the
+-- call's own path.
 
 -- +goose Up
--- call_days: written by the totals upsert of the transaction that ends a
--- call (calls, duration_ms; on the batch's shard, like call_counts) and
--- by FinishAnalysis (evaluated, succeeded).
 CREATE TABLE call_days (
     org_id       TEXT NOT NULL,
     day          BIGINT NOT NULL,
     assistant_id TEXT NOT NULL,
     outcome      TEXT NOT NULL,
     ended_reason TEXT NOT NULL,
-    shard        INTEGER NOT NULL,
     calls        BIGINT NOT NULL DEFAULT 0,
     duration_ms  BIGINT NOT NULL DEFAULT 0,
     evaluated    BIGINT NOT NULL DEFAULT 0,
     succeeded    BIGINT NOT NULL DEFAULT 0,
-    PRIMARY KEY (org_id, day, assistant_id, outcome, ended_reason, shard)
+    PRIMARY KEY (org_id, day, assistant_id, outcome, ended_reason)
 );
 
--- turn_latency: written by FinishAnalysis from the call's assistant
--- turns. stage is endpointing, transcriber, model, voice, platform (a
--- voice turn's breakdown) or total (a voice turn's total, a text turn's
--- latency); bucket is store.LatencyBucket's.
+-- stage is endpointing, transcriber, model, voice, platform (a voice
+-- turn's breakdown) or total (a voice turn's total, a text turn's
+-- latency); bucket is store.LatencyBucket's. Every turn is counted twice:
+-- under its call's assistant, and under assistant_id '' (all of the
+-- organization's assistants), which the overview of a whole organization
+-- reads.
 CREATE TABLE turn_latency (
     org_id       TEXT NOT NULL,
     day          BIGINT NOT NULL,
@@ -151,40 +151,34 @@ INSERT INTO latency_buckets (bucket, lo_us, hi_us) VALUES
     (104, 564316032, 671088640),
     (105, 671088640, 9000000000000000000);
 
--- Backfill: the calls ended so far.
-INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, shard, calls, duration_ms)
-    SELECT org_id, created_at / 86400000, assistant_id, outcome, ended_reason, 0, COUNT(*),
-        SUM(CASE WHEN started_at > 0 AND ended_at > started_at THEN ended_at - started_at ELSE 0 END)
-    FROM calls WHERE status = 3
-    GROUP BY org_id, created_at / 86400000, assistant_id, outcome, ended_reason;
--- Their ready analyses' success (the worker writes compact JSON with
--- successEvaluation right after the sentiment object, so the pattern
--- cannot match inside a string, where the quote would be escaped).
-UPDATE call_days SET
-    evaluated = (SELECT COUNT(*) FROM calls c JOIN analyses a ON a.call_id = c.id
-        WHERE c.org_id = call_days.org_id AND c.created_at / 86400000 = call_days.day AND c.assistant_id = call_days.assistant_id
-          AND c.outcome = call_days.outcome AND c.ended_reason = call_days.ended_reason AND c.status = 3 AND a.state = 'ready'
-          AND (a.result LIKE '%},"successEvaluation":true,%' OR a.result LIKE '%},"successEvaluation":false,%')),
-    succeeded = (SELECT COUNT(*) FROM calls c JOIN analyses a ON a.call_id = c.id
-        WHERE c.org_id = call_days.org_id AND c.created_at / 86400000 = call_days.day AND c.assistant_id = call_days.assistant_id
-          AND c.outcome = call_days.outcome AND c.ended_reason = call_days.ended_reason AND c.status = 3 AND a.state = 'ready'
-          AND a.result LIKE '%},"successEvaluation":true,%');
--- The turns of the calls whose analysis has run (a pending one is
--- counted by its FinishAnalysis).
+-- Backfill: the ended calls whose analysis has run (a pending one is
+-- counted by its FinishAnalysis). Success is read from the result as the
+-- worker writes it: compact JSON with successEvaluation right after the
+-- sentiment object, so the pattern cannot match inside a string, where
+-- the quote would be escaped.
+INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)
+    SELECT c.org_id, c.created_at / 86400000, c.assistant_id, c.outcome, c.ended_reason, COUNT(*),
+        SUM(CASE WHEN c.started_at > 0 AND c.ended_at > c.started_at THEN c.ended_at - c.started_at ELSE 0 END),
+        SUM(CASE WHEN a.state = 'ready' AND (a.result LIKE '%},"successEvaluation":true,%' OR a.result LIKE '%},"successEvaluation":false,%') THEN 1 ELSE 0 END),
+        SUM(CASE WHEN a.state = 'ready' AND a.result LIKE '%},"successEvaluation":true,%' THEN 1 ELSE 0 END)
+    FROM calls c JOIN analyses a ON a.call_id = c.id AND a.state <> 'pending'
+    WHERE c.status = 3
+    GROUP BY c.org_id, c.created_at / 86400000, c.assistant_id, c.outcome, c.ended_reason;
 INSERT INTO turn_latency (org_id, day, assistant_id, stage, bucket, n)
     SELECT t.org_id, t.day, t.assistant_id, t.stage, b.bucket, COUNT(*)
     FROM (
-        SELECT c.org_id, c.created_at / 86400000 AS day, c.assistant_id, s.stage,
+        SELECT c.org_id, c.created_at / 86400000 AS day, CASE WHEN g.whole = 1 THEN '' ELSE c.assistant_id END AS assistant_id, s.stage,
             CASE s.stage
                 WHEN 'endpointing' THEN tu.endpointing_us WHEN 'transcriber' THEN tu.transcriber_us
                 WHEN 'model' THEN tu.model_us WHEN 'voice' THEN tu.voice_us WHEN 'platform' THEN tu.platform_us
                 ELSE CASE WHEN tu.has_breakdown THEN tu.total_us ELSE tu.latency_us END END AS us
         FROM turns tu
-        JOIN calls c ON c.id = tu.call_id
+        JOIN calls c ON c.id = tu.call_id AND c.status = 3
         JOIN analyses a ON a.call_id = tu.call_id AND a.state <> 'pending'
         JOIN (SELECT 'endpointing' AS stage UNION ALL SELECT 'transcriber' UNION ALL SELECT 'model'
               UNION ALL SELECT 'voice' UNION ALL SELECT 'platform' UNION ALL SELECT 'total') s
           ON s.stage = 'total' OR tu.has_breakdown
+        CROSS JOIN (SELECT 0 AS whole UNION ALL SELECT 1) g
         WHERE tu.role = 'assistant'
     ) t
     JOIN latency_buckets b ON t.us >= b.lo_us AND t.us < b.hi_us

@@ -224,11 +224,7 @@ func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall
 	for chunk := range slices.Chunk(idx, 100) {
 		rows, args := values(chunk, row, func(i int) []any {
 			c := ncs[i].Call
-			d := countDelta{org: c.OrgID, typ: c.Type, status: c.Status, shard: shard, n: 1}
-			if c.Status == call.Ended {
-				d.end = dayOf(c)
-			}
-			deltas = append(deltas, d)
+			deltas = append(deltas, countDelta{org: c.OrgID, typ: c.Type, status: c.Status, shard: shard, n: 1})
 			return []any{c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
 				string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
 				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID}
@@ -266,9 +262,6 @@ type countDelta struct {
 	status     call.Status
 	shard      int
 	n, changes int
-	// end is, for a call that this change ends, its share of the
-	// overview's rollup (call_days), added with the totals (bumpCounts).
-	end *dayDelta
 }
 
 // delta adds n to the (org, type, status) total of c's shard, and changes
@@ -276,11 +269,7 @@ type countDelta struct {
 // the call's id picks one of the dialect's CountShards rows, so that
 // concurrent calls of one organization seldom wait for one row's lock.
 func (s *Store) delta(c call.Call, status call.Status, n, changes int) countDelta {
-	d := countDelta{org: c.OrgID, typ: c.Type, status: status, shard: s.shard(c.ID), n: n, changes: changes}
-	if status == call.Ended && n > 0 {
-		d.end = dayOf(c)
-	}
-	return d
+	return countDelta{org: c.OrgID, typ: c.Type, status: status, shard: s.shard(c.ID), n: n, changes: changes}
 }
 
 // shard is the call_counts shard of the call with the id.
@@ -296,19 +285,8 @@ func (s *Store) shard(callID string) int {
 // bumpCounts applies deltas, those of one row summed, in one statement per
 // 200 rows, in (organization, type, status, shard) order. Every
 // transaction locks call_counts rows in that order (statuses only move
-// forward), so no two wait for each other in a cycle. The calls the
-// deltas end are then added to the overview's rollup (bumpDays), on the
-// same shard.
+// forward), so no two wait for each other in a cycle.
 func (s *Store) bumpCounts(ctx context.Context, tx *sql.Tx, deltas []countDelta) error {
-	var days []dayDelta
-	for i, d := range deltas {
-		if d.end != nil {
-			e := *d.end
-			e.shard = d.shard
-			days = append(days, e)
-			deltas[i].end = nil
-		}
-	}
 	key := func(d countDelta) countDelta { d.n, d.changes = 0, 0; return d }
 	slices.SortFunc(deltas, func(a, b countDelta) int {
 		return cmp.Or(strings.Compare(a.org, b.org), strings.Compare(string(a.typ), string(b.typ)), cmp.Compare(a.status, b.status), cmp.Compare(a.shard, b.shard))
@@ -332,5 +310,5 @@ func (s *Store) bumpCounts(ctx context.Context, tx *sql.Tx, deltas []countDelta)
 			return err
 		}
 	}
-	return s.bumpDays(ctx, tx, days)
+	return nil
 }

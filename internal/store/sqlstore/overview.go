@@ -1,72 +1,15 @@
 package sqlstore
 
 import (
-	"cmp"
-	"context"
+		"context"
 	"database/sql"
 	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	"switchboard/internal/call"
 	"switchboard/internal/store"
 )
-
-// dayDelta is an ended call's share of its call_days row: the
-// organization, UTC day of creation, assistant, outcome, reason and
-// shard are the key; calls and durMS are added.
-type dayDelta struct {
-	org       string
-	day       int64
-	assistant string
-	outcome   string
-	reason    string
-	shard     int
-	calls     int64
-	durMS     int64
-}
-
-// dayOf is c's call_days delta: one ended call and its duration (as
-// call.DurationSeconds counts it, in milliseconds).
-func dayOf(c call.Call) *dayDelta {
-	return &dayDelta{org: c.OrgID, day: ms(c.CreatedAt) / store.Day, assistant: c.AssistantID, outcome: string(c.Outcome),
-		reason: c.EndedReason, calls: 1, durMS: int64(c.DurationSeconds()*1000 + 0.5)}
-}
-
-// bumpDays adds the ended calls to call_days, the deltas of one row
-// summed, one statement per 200 rows, in key order (as bumpCounts, and
-// after it: these rows too are locked from then until the commit).
-func (s *Store) bumpDays(ctx context.Context, tx *sql.Tx, ds []dayDelta) error {
-	if len(ds) == 0 {
-		return nil
-	}
-	key := func(d dayDelta) dayDelta { d.calls, d.durMS = 0, 0; return d }
-	slices.SortFunc(ds, func(a, b dayDelta) int {
-		return cmp.Or(strings.Compare(a.org, b.org), cmp.Compare(a.day, b.day), strings.Compare(a.assistant, b.assistant),
-			strings.Compare(a.outcome, b.outcome), strings.Compare(a.reason, b.reason), cmp.Compare(a.shard, b.shard))
-	})
-	var merged []dayDelta
-	for _, d := range ds {
-		if k := len(merged) - 1; k >= 0 && key(merged[k]) == key(d) {
-			merged[k].calls += d.calls
-			merged[k].durMS += d.durMS
-			continue
-		}
-		merged = append(merged, d)
-	}
-	for chunk := range slices.Chunk(merged, 200) {
-		rows, args := values(chunk, "(?, ?, ?, ?, ?, ?, ?, ?)", func(d dayDelta) []any {
-			return []any{d.org, d.day, d.assistant, d.outcome, d.reason, d.shard, d.calls, d.durMS}
-		})
-		if _, err := s.exec(ctx, tx, `INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, shard, calls, duration_ms) VALUES `+rows+`
-			ON CONFLICT (org_id, day, assistant_id, outcome, ended_reason, shard)
-			DO UPDATE SET calls = call_days.calls + excluded.calls, duration_ms = call_days.duration_ms + excluded.duration_ms`, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // successOf reads successEvaluation from an analysis result as the
 // worker writes it: nil when the result does not evaluate success.
@@ -80,13 +23,15 @@ func successOf(result []byte) *bool {
 	return r.SuccessEvaluation
 }
 
-// latencyOfCall is the turn_latency upsert of one call's assistant
-// turns, bucketed by joining latency_buckets (migration 00019 backfills
-// with the same shape).
-const latencyOfCall = `INSERT INTO turn_latency (org_id, day, assistant_id, stage, bucket, n)
+// latencyOf is the turn_latency upsert of one call's assistant turns,
+// bucketed by joining latency_buckets, on the rows of its assistant (a
+// the assistant's id) or of all the organization's assistants (a
+// ''). Migration 00019 backfills with the same shape.
+func latencyOf(a string) string {
+	return `INSERT INTO turn_latency (org_id, day, assistant_id, stage, bucket, n)
 	SELECT t.org_id, t.day, t.assistant_id, t.stage, b.bucket, COUNT(*)
 	FROM (
-		SELECT c.org_id, c.created_at / 86400000 AS day, c.assistant_id, s.stage,
+		SELECT c.org_id, c.created_at / 86400000 AS day, ` + a + ` AS assistant_id, s.stage,
 			CASE s.stage
 				WHEN 'endpointing' THEN tu.endpointing_us WHEN 'transcriber' THEN tu.transcriber_us
 				WHEN 'model' THEN tu.model_us WHEN 'voice' THEN tu.voice_us WHEN 'platform' THEN tu.platform_us
@@ -103,37 +48,45 @@ const latencyOfCall = `INSERT INTO turn_latency (org_id, day, assistant_id, stag
 	GROUP BY t.org_id, t.day, t.assistant_id, t.stage, b.bucket
 	ORDER BY t.stage, b.bucket
 	ON CONFLICT (org_id, day, assistant_id, stage, bucket) DO UPDATE SET n = turn_latency.n + excluded.n`
+}
 
-// rollUpAnalysis adds a finished analysis to the rollups, inside
-// FinishAnalysis's transaction (once per call: it moves the analysis
-// from pending): the call's turns to turn_latency and, when the result
-// evaluates success, the call to its call_days row's evaluated and
-// succeeded.
+var (
+	latencyOfAssistant = latencyOf("c.assistant_id")
+	latencyOfOrg       = latencyOf("''")
+)
+
+// callOfAnalysis adds an analysed call to its call_days row: one call,
+// its duration (as call.DurationSeconds counts it) and, when the analysis
+// evaluated success, evaluated and succeeded.
+const callOfAnalysis = `INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)
+	SELECT org_id, created_at / 86400000, assistant_id, outcome, ended_reason, 1,
+		CASE WHEN started_at > 0 AND ended_at > started_at THEN ended_at - started_at ELSE 0 END, ?, ?
+	FROM calls WHERE id = ? AND org_id = ? AND status = 3
+	ON CONFLICT (org_id, day, assistant_id, outcome, ended_reason) DO UPDATE SET calls = call_days.calls + 1,
+		duration_ms = call_days.duration_ms + excluded.duration_ms,
+		evaluated = call_days.evaluated + excluded.evaluated, succeeded = call_days.succeeded + excluded.succeeded`
+
+// rollUpAnalysis adds the call of a finished analysis (ready or failed)
+// to the overview's rollups, inside FinishAnalysis's transaction: once
+// per call, since it moves the analysis from pending, and off the call's
+// own path (docs/ARCHITECTURE.md, "The overview and the calls console").
 func (s *Store) rollUpAnalysis(ctx context.Context, tx *sql.Tx, a store.Analysis) error {
-	if _, err := s.exec(ctx, tx, latencyOfCall, a.CallID, a.OrgID); err != nil {
+	evaluated, succeeded := 0, 0
+	if ok := successOf(a.Result); a.State == store.AnalysisReady && ok != nil {
+		evaluated = 1
+		if *ok {
+			succeeded = 1
+		}
+	}
+	if _, err := s.exec(ctx, tx, callOfAnalysis, evaluated, succeeded, a.CallID, a.OrgID); err != nil {
 		return err
 	}
-	ok := successOf(a.Result)
-	if a.State != store.AnalysisReady || ok == nil {
-		return nil
+	for _, q := range []string{latencyOfAssistant, latencyOfOrg} {
+		if _, err := s.exec(ctx, tx, q, a.CallID, a.OrgID); err != nil {
+			return err
+		}
 	}
-	var c call.Call
-	var created int64
-	var outcome string
-	err := s.row(ctx, tx, `SELECT assistant_id, outcome, ended_reason, created_at FROM calls WHERE id = ? AND org_id = ?`, a.CallID, a.OrgID).
-		Scan(&c.AssistantID, &outcome, &c.EndedReason, &created)
-	if err != nil {
-		return notFound(err, "call")
-	}
-	succeeded := 0
-	if *ok {
-		succeeded = 1
-	}
-	_, err = s.exec(ctx, tx, `INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, shard, evaluated, succeeded) VALUES (?, ?, ?, ?, ?, ?, 1, ?)
-		ON CONFLICT (org_id, day, assistant_id, outcome, ended_reason, shard)
-		DO UPDATE SET evaluated = call_days.evaluated + 1, succeeded = call_days.succeeded + excluded.succeeded`,
-		a.OrgID, created/store.Day, c.AssistantID, outcome, c.EndedReason, s.shard(a.CallID), succeeded)
-	return err
+	return nil
 }
 
 // Overview sums the rollups of the organization's calls created on f's
@@ -169,7 +122,11 @@ func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilt
 	if err := rows.Err(); err != nil {
 		return out, err
 	}
-	rows, err = s.query(ctx, s.r, `SELECT stage, bucket, SUM(n) FROM turn_latency WHERE `+cond+` GROUP BY stage, bucket`, args...)
+	// turn_latency keeps the organization's turns under assistant ''
+	// too, so that the whole organization's period reads a row per (day,
+	// stage, bucket), not one per assistant as well.
+	rows, err = s.query(ctx, s.r, `SELECT stage, bucket, SUM(n) FROM turn_latency
+		WHERE org_id = ? AND day >= ? AND day <= ? AND assistant_id = ? GROUP BY stage, bucket`, orgID, from, to, f.AssistantID)
 	if err != nil {
 		return out, err
 	}

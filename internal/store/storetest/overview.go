@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apperr"
 	"switchboard/internal/call"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
@@ -94,13 +95,22 @@ func testOverview(t *testing.T, open Opener) {
 			must(t, fmt.Sprintf("UpdateCalls: call %d", i), e)
 		}
 		// The other organization's call on day 0 is not Acme's.
-		endCall(t, s, mk(other.ID, id.New(id.Assistant), day0.Add(time.Hour)), call.Completed, call.ReasonCustomerEnded, time.Minute)
-		// Analyses: c1 succeeded, c2 did not, c3 not evaluated.
+		finish(t, s, endCall(t, s, mk(other.ID, id.New(id.Assistant), day0.Add(time.Hour)), call.Completed, call.ReasonCustomerEnded, time.Minute), nil)
+		// An ended call is counted once its analysis has run.
+		d1 := day0.AddDate(0, 0, 1)
+		equal(t, "Overview before any analysis.Days", overview(t, s, o.ID, store.OverviewFilter{From: day0, To: d1}).Days, []store.DayCount{})
+		// Analyses: c1 succeeded, c2 did not, c3 not evaluated; b1's
+		// failed (the call counts, no success), b2's evaluated nothing.
 		finish(t, s, c1, &yes)
 		finish(t, s, c2, &no)
 		finish(t, s, c3, nil)
+		must(t, "FinishAnalysis(b1, failed)", s.FinishAnalysis(ctx, store.Analysis{CallID: b1.ID, OrgID: o.ID, State: store.AnalysisFailed,
+			Error: "model failed", UpdatedAt: at(time.Hour)}))
+		finish(t, s, us[1].Call, nil)
+		// A second finish of the same analysis is refused and counts nothing.
+		wantKind(t, "FinishAnalysis(c1 again)", s.FinishAnalysis(ctx, store.Analysis{CallID: c1.ID, OrgID: o.ID, State: store.AnalysisReady,
+			Result: []byte(`{}`), UpdatedAt: at(time.Hour)}), apperr.NotFound)
 
-		d1 := day0.AddDate(0, 0, 1)
 		want := []store.DayCount{
 			{Day: day0, Outcome: call.Busy, EndedReason: "customer-busy", Calls: 1},
 			{Day: day0, Outcome: call.Completed, EndedReason: call.ReasonCustomerEnded, Calls: 2, Duration: 120*time.Second + 250*time.Millisecond, Evaluated: 2, Succeeded: 1},
@@ -155,6 +165,8 @@ func testOverview(t *testing.T, open Opener) {
 		if q, ok := got.Latency["total"].Quantile(0.95); !ok || q < b.Total*91/100 || q > b.Total*109/100 {
 			t.Errorf("Overview.Latency[total].Quantile(0.95) = %v, %v; want within 9%% of %v", q, ok, b.Total)
 		}
+		got = overview(t, s, o.ID, store.OverviewFilter{From: day0, To: day0, AssistantID: a1.ID})
+		equal(t, "Overview(its assistant).Latency", got.Latency, want)
 		got = overview(t, s, o.ID, store.OverviewFilter{From: day0, To: day0, AssistantID: id.New(id.Assistant)})
 		equal(t, "Overview(another assistant).Latency", got.Latency, map[string]store.Histogram{})
 		got = overview(t, s, other.ID, store.OverviewFilter{From: day0, To: day0})
