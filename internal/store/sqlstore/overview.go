@@ -1,7 +1,7 @@
 package sqlstore
 
 import (
-		"context"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"slices"
@@ -26,7 +26,7 @@ func successOf(result []byte) *bool {
 // latencyOf is the turn_latency upsert of one call's assistant turns,
 // bucketed by joining latency_buckets, on the rows of its assistant (a
 // the assistant's id) or of all the organization's assistants (a
-// ''). Migration 00019 backfills with the same shape.
+// ”). Migration 00019 backfills with the same shape.
 func latencyOf(a string) string {
 	return `INSERT INTO turn_latency (org_id, day, assistant_id, stage, bucket, n)
 	SELECT t.org_id, t.day, t.assistant_id, t.stage, b.bucket, COUNT(*)

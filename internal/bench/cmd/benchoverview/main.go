@@ -9,7 +9,7 @@
 // (call_days, turn_latency) as FinishAnalysis leaves them: each call in
 // its (day, assistant, outcome, reason) row with its analysis's success,
 // and its replies' latency bucketed with store.LatencyBucket, under its
-// assistant and under all assistants (''). The transcript turns and the
+// assistant and under all assistants (”). The transcript turns and the
 // analyses themselves are not written: the overview reads only the
 // rollups.
 package main
@@ -441,7 +441,9 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 // turnLatency is one voice reply's stages and total, in microseconds, in
 // the order of store.LatencyStages.
 func turnLatency(rng *rand.Rand) []int64 {
-	logn := func(median, sigma float64) int64 { return int64(math.Exp(rng.NormFloat64()*sigma+math.Log(median)) * 1000) }
+	logn := func(median, sigma float64) int64 {
+		return int64(math.Exp(rng.NormFloat64()*sigma+math.Log(median)) * 1000)
+	}
 	st := []int64{logn(300, 0.3), logn(120, 0.5), logn(450, 0.6), logn(180, 0.4), logn(6, 0.5)}
 	var total int64
 	for _, v := range st {
