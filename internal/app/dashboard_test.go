@@ -45,3 +45,57 @@ func TestRootRedirect(t *testing.T) {
 		}
 	}
 }
+
+// TestContactsCSVPartial: the REST API's CSV import takes the
+// dashboard's choice: all or nothing by default (a bad row refuses the
+// file, nothing is added), and with ?partial=true the good rows are added
+// and the bad ones listed in refused; a spoilt file is refused either way.
+func TestContactsCSVPartial(t *testing.T) {
+	b := start(t, testConfig("sqlite:"+filepath.Join(t.TempDir(), "csv.db")))
+	p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+14155550100"}).data()["id"].(string)
+	path := "/v1/phone/contacts/" + p
+	file := "name,phone\nAda,+14155550111\nBad,12345\nGrace,+1 415 555 0112\n"
+	csv := func(query, body string) resp {
+		b.t.Helper()
+		return b.req("POST", path+query, b.key, []byte(body), "Content-Type", "text/csv")
+	}
+	count := func() int {
+		t.Helper()
+		r := b.must(200, "GET", path, nil)
+		return int(r.Body["pagination"].(map[string]any)["total"].(float64))
+	}
+
+	r := csv("", file)
+	expectFields(t, r, 400, "rows[3].phoneNumber")
+	if n := count(); n != 0 {
+		t.Fatalf("after an all-or-nothing import with a bad row: %d contacts; want 0", n)
+	}
+	r = csv("?partial=false", file)
+	expectFields(t, r, 400, "rows[3].phoneNumber")
+
+	r = csv("?partial=true", file)
+	if r.Status != 201 {
+		t.Fatalf("POST %s?partial=true = %d; want 201: %s", path, r.Status, r.Raw)
+	}
+	created, _ := r.data()["created"].([]any)
+	refused, _ := r.data()["refused"].([]any)
+	if len(created) != 2 || len(refused) != 1 || refused[0].(map[string]any)["field"] != "rows[3].phoneNumber" {
+		t.Errorf("partial import = created %v, refused %v; want 2 created and rows[3].phoneNumber refused", created, refused)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("after the partial import: %d contacts; want 2", n)
+	}
+	// A clean partial import lists an empty refused.
+	r = csv("?partial=true", "phone\n+14155550113\n")
+	if refused, ok := r.data()["refused"].([]any); r.Status != 201 || !ok || len(refused) != 0 {
+		t.Errorf("a clean partial import = %d %s; want 201 with refused: []", r.Status, r.Raw)
+	}
+	// What spoils the file, or rows that are all bad, add nothing.
+	expectFields(t, csv("?partial=true", "name\nAda\n"), 400, "header")
+	expectFields(t, csv("?partial=true", "phone\nnope\n"), 400, "rows[2].phoneNumber")
+	expectFields(t, csv("?partial=maybe", file), 400, "partial")
+	expectFields(t, b.req("POST", path+"?partial=true", b.key, map[string]any{"contacts": []any{map[string]any{"phoneNumber": "+14155550119"}}}), 400, "partial")
+	if n := count(); n != 3 {
+		t.Errorf("after the refused uploads: %d contacts; want 3", n)
+	}
+}
