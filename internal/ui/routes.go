@@ -46,6 +46,9 @@ func (s *Server) routes() []route {
 		{pattern: "GET /ui/keys", h: s.listKeys},
 		{pattern: "POST /ui/keys", h: s.createKey},
 		{pattern: "POST /ui/keys/{id}/revoke", h: s.revokeKey},
+		{pattern: "GET /ui/public-keys", h: s.listPublicKeys},
+		{pattern: "POST /ui/public-keys", h: s.createPublicKey},
+		{pattern: "POST /ui/public-keys/{id}/revoke", h: s.revokePublicKey},
 
 		{pattern: "GET /ui/numbers", h: s.listNumbers},
 		{pattern: "POST /ui/numbers/buy", h: s.buyNumber},
@@ -79,4 +82,5 @@ var nav = []navItem{
 	{"schedules", "Schedules", "/ui/schedules"},
 	{"webhooks", "Webhooks", "/ui/webhooks"},
 	{"keys", "API keys", "/ui/keys"},
+	{"publickeys", "Publishable keys", "/ui/public-keys"},
 }
