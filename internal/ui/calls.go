@@ -238,6 +238,9 @@ type callPage struct {
 	Chart     *chart
 	Analysis  analysisView
 	Recording string // the recording's URL, when the call has one
+	// Talk is the gateway URL the page's widget joins: the browser call
+	// this session just started from "Place a test call" ("" otherwise).
+	Talk string
 	// Messages are the webhook messages about the call (each endpoint's
 	// copy of each event), with how their delivery stands.
 	Messages []store.CallMessage
@@ -303,6 +306,7 @@ func (s *Server) showCall(w http.ResponseWriter, r *request) error {
 	if c.Recording != "" && s.cfg.Recordings != nil {
 		p.Recording = "/ui/calls/" + c.ID + "/recording"
 	}
+	p.Talk = s.talkURL(r, c)
 	v := view{Name: "call", Nav: "calls", Title: "Call " + c.ID, Data: p}
 	if p.Live {
 		v.Events = "/ui/events?call=" + url.QueryEscape(c.ID)

@@ -25,6 +25,9 @@ func (s *Server) routes() []route {
 		{pattern: "GET /ui/calls", h: s.listCalls},
 		{pattern: "GET /ui/calls.csv", h: s.exportCalls},
 		{pattern: "GET /ui/calls/{id}", h: s.showCall},
+		{pattern: "GET /ui/test-call", h: s.testCall},
+		{pattern: "POST /ui/test-call/phone", h: s.placeTestPhoneCall},
+		{pattern: "POST /ui/test-call/web", h: s.startTestWebCall},
 		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
 
 		{pattern: "GET /ui/contacts", h: s.listContactNumbers},

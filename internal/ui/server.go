@@ -74,6 +74,12 @@ type Config struct {
 	// (callctl's), for "Talk to this assistant": the page joins it with the
 	// widget, holding no key. nil hides the button.
 	StartWebCall func(ctx context.Context, orgID, assistantID string) (call.Call, error)
+	// PlacePhoneCall places an outbound phone call from one of an
+	// organization's numbers (purchaseID) to an E.164 number, with the
+	// number's outbound assistant (callctl's, as POST
+	// /v1/calls/phone/initiate), for "Place a test call". nil: the page
+	// offers no phone call.
+	PlacePhoneCall func(ctx context.Context, orgID, purchaseID, to string) (call.Call, error)
 	// Refusals is the refusal budget the REST API and the gateway share
 	// (throttle.Limiter); failed sign-ins spend it, and a client that has
 	// spent it is answered 429 before its password is checked. nil: none.
