@@ -23,10 +23,10 @@ type testCallPage struct {
 	Numbers    []choice
 	Assistants []choice
 	// Number and Assistant are preselected (?number=, ?assistant=).
-	Number, Assistant string
-	To                string
+	Number, Assistant  string
+	To                 string
 	PhoneErrs, WebErrs *formErrors
-	CanPhone, CanWeb  bool
+	CanPhone, CanWeb   bool
 }
 
 func (s *Server) testCall(w http.ResponseWriter, r *request) error {
