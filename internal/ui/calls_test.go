@@ -33,7 +33,7 @@ func TestCallsConsole(t *testing.T) {
 
 	p := br.get("/ui/calls")
 	wantStatus(t, "GET /ui/calls", p, 200)
-	for _, want := range []string{"=HYPERLINK(&#34;x&#34;) Sales", `data-field="endedReason" class="reason">customer-busy<`, "&#43;14155550100 → &#43;14155551234",
+	for _, want := range []string{"=HYPERLINK(&#34;x&#34;) Sales", `data-field="endedReason" class="reason">customer-busy<`, `<span>&#43;14155550100</span> <span class="sub">→ &#43;14155551234</span>`,
 		`href="/ui/calls.csv"`, `href="/ui/test-call"`} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("GET /ui/calls lacks %q", want)

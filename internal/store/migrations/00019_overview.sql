@@ -1,6 +1,6 @@
 -- The overview's rollups (docs/ARCHITECTURE.md, "The overview and the
--- calls console"): per (organization, UTC day of the call's creation,
--- assistant) the ended calls by outcome and ended reason with their
+-- calls console"): per (organization, assistant, UTC day of the call's
+-- creation) the ended calls by outcome and ended reason with their
 -- duration and analysed successes, and the assistant turns' latency by
 -- stage in fixed buckets; and the calls list's search by number. Both
 -- rollups are written by FinishAnalysis, once per ended call, off the
@@ -17,15 +17,18 @@ CREATE TABLE call_days (
     duration_ms  BIGINT NOT NULL DEFAULT 0,
     evaluated    BIGINT NOT NULL DEFAULT 0,
     succeeded    BIGINT NOT NULL DEFAULT 0,
-    PRIMARY KEY (org_id, day, assistant_id, outcome, ended_reason)
+    PRIMARY KEY (org_id, assistant_id, day, outcome, ended_reason)
 );
 
 -- stage is endpointing, transcriber, model, voice, platform (a voice
 -- turn's breakdown) or total (a voice turn's total, a text turn's
--- latency); bucket is store.LatencyBucket's. Every turn is counted twice:
--- under its call's assistant, and under assistant_id '' (all of the
--- organization's assistants), which the overview of a whole organization
--- reads.
+-- latency); bucket is store.LatencyBucket's.
+--
+-- Both rollups count every call (and turn) twice: under its assistant,
+-- and under assistant_id '' (all of the organization's assistants), which
+-- the overview of a whole organization reads; the keys lead with
+-- (org_id, assistant_id), so that an overview reads its period's rows
+-- and no other assistant's.
 CREATE TABLE turn_latency (
     org_id       TEXT NOT NULL,
     day          BIGINT NOT NULL,
@@ -33,7 +36,7 @@ CREATE TABLE turn_latency (
     stage        TEXT NOT NULL,
     bucket       INTEGER NOT NULL,
     n            BIGINT NOT NULL,
-    PRIMARY KEY (org_id, day, assistant_id, stage, bucket)
+    PRIMARY KEY (org_id, assistant_id, day, stage, bucket)
 );
 
 -- The buckets, [lo_us, hi_us): store.LatencyBuckets (a test checks the
@@ -157,13 +160,14 @@ INSERT INTO latency_buckets (bucket, lo_us, hi_us) VALUES
 -- sentiment object, so the pattern cannot match inside a string, where
 -- the quote would be escaped.
 INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)
-    SELECT c.org_id, c.created_at / 86400000, c.assistant_id, c.outcome, c.ended_reason, COUNT(*),
+    SELECT c.org_id, c.created_at / 86400000, CASE WHEN g.whole = 1 THEN '' ELSE c.assistant_id END, c.outcome, c.ended_reason, COUNT(*),
         SUM(CASE WHEN c.started_at > 0 AND c.ended_at > c.started_at THEN c.ended_at - c.started_at ELSE 0 END),
         SUM(CASE WHEN a.state = 'ready' AND (a.result LIKE '%},"successEvaluation":true,%' OR a.result LIKE '%},"successEvaluation":false,%') THEN 1 ELSE 0 END),
         SUM(CASE WHEN a.state = 'ready' AND a.result LIKE '%},"successEvaluation":true,%' THEN 1 ELSE 0 END)
     FROM calls c JOIN analyses a ON a.call_id = c.id AND a.state <> 'pending'
+    CROSS JOIN (SELECT 0 AS whole UNION ALL SELECT 1) g
     WHERE c.status = 3
-    GROUP BY c.org_id, c.created_at / 86400000, c.assistant_id, c.outcome, c.ended_reason;
+    GROUP BY c.org_id, c.created_at / 86400000, CASE WHEN g.whole = 1 THEN '' ELSE c.assistant_id END, c.outcome, c.ended_reason;
 INSERT INTO turn_latency (org_id, day, assistant_id, stage, bucket, n)
     SELECT t.org_id, t.day, t.assistant_id, t.stage, b.bucket, COUNT(*)
     FROM (

@@ -47,7 +47,7 @@ func latencyOf(a string) string {
 	WHERE t.stage <> 'total' OR t.us > 0
 	GROUP BY t.org_id, t.day, t.assistant_id, t.stage, b.bucket
 	ORDER BY t.stage, b.bucket
-	ON CONFLICT (org_id, day, assistant_id, stage, bucket) DO UPDATE SET n = turn_latency.n + excluded.n`
+	ON CONFLICT (org_id, assistant_id, day, stage, bucket) DO UPDATE SET n = turn_latency.n + excluded.n`
 }
 
 var (
@@ -55,16 +55,25 @@ var (
 	latencyOfOrg       = latencyOf("''")
 )
 
-// callOfAnalysis adds an analysed call to its call_days row: one call,
-// its duration (as call.DurationSeconds counts it) and, when the analysis
-// evaluated success, evaluated and succeeded.
-const callOfAnalysis = `INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)
-	SELECT org_id, created_at / 86400000, assistant_id, outcome, ended_reason, 1,
+// callOf is the call_days upsert of an analysed call, on the row of its
+// assistant (a the assistant's id) or of all the organization's
+// assistants (a ''): one call, its duration (as call.DurationSeconds
+// counts it) and, when the analysis evaluated success, evaluated and
+// succeeded.
+func callOf(a string) string {
+	return `INSERT INTO call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)
+	SELECT org_id, created_at / 86400000, ` + a + `, outcome, ended_reason, 1,
 		CASE WHEN started_at > 0 AND ended_at > started_at THEN ended_at - started_at ELSE 0 END, ?, ?
 	FROM calls WHERE id = ? AND org_id = ? AND status = 3
-	ON CONFLICT (org_id, day, assistant_id, outcome, ended_reason) DO UPDATE SET calls = call_days.calls + 1,
+	ON CONFLICT (org_id, assistant_id, day, outcome, ended_reason) DO UPDATE SET calls = call_days.calls + 1,
 		duration_ms = call_days.duration_ms + excluded.duration_ms,
 		evaluated = call_days.evaluated + excluded.evaluated, succeeded = call_days.succeeded + excluded.succeeded`
+}
+
+var (
+	callOfAssistant = callOf("assistant_id")
+	callOfOrg       = callOf("''")
+)
 
 // rollUpAnalysis adds the call of a finished analysis (ready or failed)
 // to the overview's rollups, inside FinishAnalysis's transaction: once
@@ -78,8 +87,10 @@ func (s *Store) rollUpAnalysis(ctx context.Context, tx *sql.Tx, a store.Analysis
 			succeeded = 1
 		}
 	}
-	if _, err := s.exec(ctx, tx, callOfAnalysis, evaluated, succeeded, a.CallID, a.OrgID); err != nil {
-		return err
+	for _, q := range []string{callOfAssistant, callOfOrg} {
+		if _, err := s.exec(ctx, tx, q, evaluated, succeeded, a.CallID, a.OrgID); err != nil {
+			return err
+		}
 	}
 	for _, q := range []string{latencyOfAssistant, latencyOfOrg} {
 		if _, err := s.exec(ctx, tx, q, a.CallID, a.OrgID); err != nil {
@@ -90,17 +101,18 @@ func (s *Store) rollUpAnalysis(ctx context.Context, tx *sql.Tx, a store.Analysis
 }
 
 // Overview sums the rollups of the organization's calls created on f's
-// days: two range scans of the rollups' primary keys, grouped.
+// days, of f's assistant or ('') all of them: two range scans of the
+// rollups' primary keys, grouped.
 func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilter) (store.Overview, error) {
 	from, to := ms(f.From.UTC().Truncate(24*time.Hour))/store.Day, ms(f.To.UTC().Truncate(24*time.Hour))/store.Day
-	cond, args := "org_id = ? AND day >= ? AND day <= ?", []any{orgID, from, to}
-	if f.AssistantID != "" {
-		cond += " AND assistant_id = ?"
-		args = append(args, f.AssistantID)
-	}
+	// Both rollups keep the organization's calls under assistant '' too
+	// (rollUpAnalysis): a period is one range of either key, (org,
+	// assistant, day …), whichever assistant is asked.
+	args := []any{orgID, f.AssistantID, from, to}
 	out := store.Overview{Days: []store.DayCount{}, Latency: map[string]store.Histogram{}}
 	rows, err := s.query(ctx, s.r, `SELECT day, outcome, ended_reason, SUM(calls), SUM(duration_ms), SUM(evaluated), SUM(succeeded)
-		FROM call_days WHERE `+cond+` GROUP BY day, outcome, ended_reason ORDER BY day, outcome, ended_reason`, args...)
+		FROM call_days WHERE org_id = ? AND assistant_id = ? AND day >= ? AND day <= ?
+		GROUP BY day, outcome, ended_reason ORDER BY day, outcome, ended_reason`, args...)
 	if err != nil {
 		return out, err
 	}
@@ -122,11 +134,8 @@ func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilt
 	if err := rows.Err(); err != nil {
 		return out, err
 	}
-	// turn_latency keeps the organization's turns under assistant ''
-	// too, so that the whole organization's period reads a row per (day,
-	// stage, bucket), not one per assistant as well.
 	rows, err = s.query(ctx, s.r, `SELECT stage, bucket, SUM(n) FROM turn_latency
-		WHERE org_id = ? AND day >= ? AND day <= ? AND assistant_id = ? GROUP BY stage, bucket`, orgID, from, to, f.AssistantID)
+		WHERE org_id = ? AND assistant_id = ? AND day >= ? AND day <= ? GROUP BY stage, bucket`, args...)
 	if err != nil {
 		return out, err
 	}

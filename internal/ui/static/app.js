@@ -26,6 +26,17 @@
     return td;
   }
 
+  // withSub adds a cell's second line (templates/calls.html: span.sub).
+  function withSub(td, text) {
+    if (!text) return td;
+    var sub = document.createElement("span");
+    sub.className = "sub";
+    sub.textContent = text;
+    td.appendChild(document.createTextNode(" "));
+    td.appendChild(sub);
+    return td;
+  }
+
   // newRow is a listing row, as templates/calls.html writes one.
   function newRow(c) {
     var tr = document.createElement("tr");
@@ -39,8 +50,9 @@
     first.appendChild(link);
     tr.appendChild(first);
     tr.appendChild(cell("Assistant", c.assistant || "\u2014", "", "name"));
-    tr.appendChild(cell("Type", c.type + (c.direction ? " \u00b7 " + c.direction : "")));
-    tr.appendChild(cell("From \u2192 To", c.from || c.to ? (c.from || "\u2014") + " \u2192 " + (c.to || "\u2014") : "\u2014", "", "parties"));
+    tr.appendChild(withSub(cell("Type", c.type), c.direction));
+    var parties = cell("From \u2192 To", c.from || c.to ? c.from || "\u2014" : "\u2014", "", "parties");
+    tr.appendChild(c.from || c.to ? withSub(parties, "\u2192 " + (c.to || "\u2014")) : parties);
     var st = cell("Status", "");
     var badge = document.createElement("span");
     badge.dataset.field = "statusText";
@@ -48,7 +60,7 @@
     tr.appendChild(st);
     tr.appendChild(cell("Outcome", "", "outcome"));
     tr.appendChild(cell("Ended reason", "", "endedReason", "reason"));
-    tr.appendChild(cell("Created", c.created));
+    tr.appendChild(cell("Created", c.created, "", "created"));
     tr.appendChild(cell("Duration", "", "duration"));
     return tr;
   }

@@ -314,7 +314,14 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 	cols := "id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, outcome, ended_reason, created_at, updated_at, started_at, ended_at, direction"
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 16), ", ") + ")"
 	insert := q("INSERT INTO calls (" + cols + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", batch), ", "))
-	stmt, err := w.PrepareContext(ctx, insert)
+	// One transaction for the whole seed: commits per statement made it
+	// take many minutes on a busy machine.
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return d, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	stmt, err := tx.PrepareContext(ctx, insert)
 	if err != nil {
 		return d, err
 	}
@@ -370,29 +377,37 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 					return d, err
 				}
 			}
-			dk := dayKey{oi, created.UnixMilli() / store.Day, ai, ei}
-			v := rollDays[dk]
-			if v == nil {
-				v = &dayVal{}
-				rollDays[dk] = v
-			}
-			v.calls++
+			dayN := created.UnixMilli() / store.Day
+			var add dayVal
+			add.calls = 1
 			if talk > 0 {
-				v.durMS += endedMS - startedMS
+				add.durMS = endedMS - startedMS
 			}
 			if e.outcome == "completed" && rng.Float64() < 0.8 {
-				v.evaluated++
+				add.evaluated = 1
 				if rng.Float64() < 0.7 {
-					v.succeeded++
+					add.succeeded = 1
 				}
+			}
+			for _, a := range []int{ai, -1} { // its assistant's row and the organization's ('')
+				dk := dayKey{oi, dayN, a, ei}
+				v := rollDays[dk]
+				if v == nil {
+					v = &dayVal{}
+					rollDays[dk] = v
+				}
+				v.calls += add.calls
+				v.durMS += add.durMS
+				v.evaluated += add.evaluated
+				v.succeeded += add.succeeded
 			}
 			if e.outcome == "completed" {
 				for range 2 + rng.IntN(6) { // the assistant's replies
 					lat := turnLatency(rng)
 					for si, us := range lat {
 						b := store.LatencyBucket(us)
-						rollLat[latKey{oi, dk.day, ai, si, b}]++
-						rollLat[latKey{oi, dk.day, -1, si, b}]++
+						rollLat[latKey{oi, dayN, ai, si, b}]++
+						rollLat[latKey{oi, dayN, -1, si, b}]++
 					}
 				}
 			}
@@ -400,7 +415,7 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 	}
 	// The last partial batch, one row at a time.
 	for len(args) > 0 {
-		if _, err := w.ExecContext(ctx, q("INSERT INTO calls ("+cols+") VALUES "+row), args[:16]...); err != nil {
+		if _, err := tx.ExecContext(ctx, q("INSERT INTO calls ("+cols+") VALUES "+row), args[:16]...); err != nil {
 			return d, err
 		}
 		args = args[16:]
@@ -409,9 +424,13 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 	var rows [][]any
 	for k, v := range rollDays {
 		e := endings[k.ending]
-		rows = append(rows, []any{d.orgs[k.org].id, k.day, d.orgs[k.org].assistants[k.assistant], e.outcome, e.reason, v.calls, v.durMS, v.evaluated, v.succeeded})
+		a := ""
+		if k.assistant >= 0 {
+			a = d.orgs[k.org].assistants[k.assistant]
+		}
+		rows = append(rows, []any{d.orgs[k.org].id, k.day, a, e.outcome, e.reason, v.calls, v.durMS, v.evaluated, v.succeeded})
 	}
-	if err := insertRows(ctx, w, q, "call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)", rows); err != nil {
+	if err := insertRows(ctx, tx, q, "call_days (org_id, day, assistant_id, outcome, ended_reason, calls, duration_ms, evaluated, succeeded)", rows); err != nil {
 		return d, err
 	}
 	d.callDays = len(rows)
@@ -423,7 +442,7 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 		}
 		rows = append(rows, []any{d.orgs[k.org].id, k.day, a, store.LatencyStages[k.stage], k.bucket, n})
 	}
-	if err := insertRows(ctx, w, q, "turn_latency (org_id, day, assistant_id, stage, bucket, n)", rows); err != nil {
+	if err := insertRows(ctx, tx, q, "turn_latency (org_id, day, assistant_id, stage, bucket, n)", rows); err != nil {
 		return d, err
 	}
 	d.latency = len(rows)
@@ -431,7 +450,10 @@ func seed(ctx context.Context, st store.Store, w *sql.DB, dollar bool, calls, nO
 	for _, o := range d.orgs {
 		rows = append(rows, []any{o.id, "phone", 3, 0, int64(o.calls), int64(o.calls)})
 	}
-	if err := insertRows(ctx, w, q, "call_counts (org_id, type, status, shard, n, changes)", rows); err != nil {
+	if err := insertRows(ctx, tx, q, "call_counts (org_id, type, status, shard, n, changes)", rows); err != nil {
+		return d, err
+	}
+	if err := tx.Commit(); err != nil {
 		return d, err
 	}
 	d.seeded = time.Since(start)
@@ -452,7 +474,7 @@ func turnLatency(rng *rand.Rand) []int64 {
 	return append(st, total)
 }
 
-func insertRows(ctx context.Context, w *sql.DB, q func(string) string, into string, rows [][]any) error {
+func insertRows(ctx context.Context, w *sql.Tx, q func(string) string, into string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
