@@ -208,7 +208,7 @@ func (p *overviewPage) fill(o store.Overview, f store.OverviewFilter) {
 				return t
 			}, countTick)
 		p.MinutesChart = dayChart("chart-minutes", "Minutes of conversation per day", minutes, []stage{{"seg-total", "minutes"}}, label, href,
-			func(i int, v []float64) string { return fmt.Sprintf("%s: %.1f minutes", label(i), v[0]) }, minuteTick)
+			func(i int, v []float64) string { return fmt.Sprintf("%s: %.1f minutes", label(i), v[0]) }, countTick)
 	}
 	if p.Evaluated > 0 {
 		rates := make([][]float64, nDays)

@@ -16,7 +16,7 @@ const (
 	dayLeft, dayRight      = 48, 632
 	dayTop, dayBottom      = 10, 172
 	barRowH, barLabelW     = 26, 150
-	barW, barRight         = 640, 560
+	barW, barRight         = 640, 530
 	maxDayLabels, colGapFr = 8, 0.2
 )
 
@@ -168,7 +168,5 @@ func countTick(v float64) string {
 	}
 	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
-
-func minuteTick(v float64) string { return countTick(v) + " min" }
 
 func percentTick(v float64) string { return fmt.Sprintf("%.0f%%", v) }
