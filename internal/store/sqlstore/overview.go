@@ -26,7 +26,7 @@ func successOf(result []byte) *bool {
 // latencyOf is the turn_latency upsert of one call's assistant turns,
 // bucketed by joining latency_buckets, on the rows of its assistant (a
 // the assistant's id) or of all the organization's assistants (a
-// ”). Migration 00019 backfills with the same shape.
+// the empty string). Migration 00019 backfills with the same shape.
 func latencyOf(a string) string {
 	return `INSERT INTO turn_latency (org_id, day, assistant_id, stage, bucket, n)
 	SELECT t.org_id, t.day, t.assistant_id, t.stage, b.bucket, COUNT(*)
@@ -57,7 +57,7 @@ var (
 
 // callOf is the call_days upsert of an analysed call, on the row of its
 // assistant (a the assistant's id) or of all the organization's
-// assistants (a ”): one call, its duration (as call.DurationSeconds
+// assistants (a the empty string): one call, its duration (as call.DurationSeconds
 // counts it) and, when the analysis evaluated success, evaluated and
 // succeeded.
 func callOf(a string) string {
@@ -101,7 +101,7 @@ func (s *Store) rollUpAnalysis(ctx context.Context, tx *sql.Tx, a store.Analysis
 }
 
 // Overview sums the rollups of the organization's calls created on f's
-// days, of f's assistant or (”) all of them: two range scans of the
+// days, of f's assistant or (none named) all of them: two range scans of the
 // rollups' primary keys, grouped.
 func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilter) (store.Overview, error) {
 	from, to := ms(f.From.UTC().Truncate(24*time.Hour))/store.Day, ms(f.To.UTC().Truncate(24*time.Hour))/store.Day
