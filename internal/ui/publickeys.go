@@ -107,12 +107,7 @@ func (s *Server) createPublicKey(w http.ResponseWriter, r *request) error {
 		}
 		assistants = append(assistants, a)
 	}
-	switch {
-	case len(assistants) == 0 && !errs.Has("assistantIds"):
-		errs.Add("assistantIds", "tick at least one assistant the key may start calls of")
-	case len(assistants) > auth.MaxPublicKeyAssistants:
-		errs.Add("assistantIds", "must list at most %d assistants", auth.MaxPublicKeyAssistants)
-	}
+	checkCount(&errs, "assistantIds", len(assistants), auth.MaxPublicKeyAssistants, "tick at least one assistant the key may start calls of", "assistants")
 	var origins []string
 	for i, line := range strings.Split(f.Origins, "\n") {
 		line = strings.TrimSpace(line)
@@ -130,12 +125,7 @@ func (s *Server) createPublicKey(w http.ResponseWriter, r *request) error {
 		}
 		origins = append(origins, norm)
 	}
-	switch {
-	case len(origins) == 0 && !errs.Has("origins"):
-		errs.Add("origins", "list at least one origin (such as https://www.example.com) the widget runs on")
-	case len(origins) > auth.MaxPublicKeyOrigins:
-		errs.Add("origins", "must list at most %d origins", auth.MaxPublicKeyOrigins)
-	}
+	checkCount(&errs, "origins", len(origins), auth.MaxPublicKeyOrigins, "list at least one origin (such as https://www.example.com) the widget runs on", "origins")
 	refuse := func(err error) error {
 		fe, ok := userError(err, nil)
 		if !ok {
@@ -172,4 +162,16 @@ func (s *Server) revokePublicKey(w http.ResponseWriter, r *request) error {
 		return fmt.Errorf("ui: revoke publishable key: %w", err)
 	}
 	return seeOther(w, r, "/ui/public-keys")
+}
+
+// checkCount adds field's error when a list kept n items: none (unless
+// its items were refused already, none is the message empty), or more
+// than most.
+func checkCount(errs *apperr.Fields, field string, n, most int, empty, what string) {
+	switch {
+	case n == 0 && !errs.Has(field):
+		errs.Add(field, "%s", empty)
+	case n > most:
+		errs.Add(field, "must list at most %d %s", most, what)
+	}
 }

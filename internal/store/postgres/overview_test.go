@@ -6,7 +6,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
-	"switchboard/internal/store/migrations"
 	"switchboard/internal/store/storetest"
 )
 
@@ -15,18 +14,7 @@ import (
 func TestOverviewBackfill(t *testing.T) {
 	srv := newServer(t)
 	db := open(t, srv.database(t))
-	storetest.Backfill(t, db, func(t *testing.T) {
-		sdb := stdlib.OpenDBFromPool(db.Pool)
-		defer sdb.Close()
-		p, err := goose.NewProvider(goose.DialectPostgres, sdb, migrations.FS, goose.WithDisableGlobalRegistry(true))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.DownTo(t.Context(), 18); err != nil {
-			t.Fatalf("migrate down to 18: %v", err)
-		}
-		if _, err := p.Up(t.Context()); err != nil {
-			t.Fatalf("migrate up: %v", err)
-		}
-	})
+	sdb := stdlib.OpenDBFromPool(db.Pool)
+	defer sdb.Close()
+	storetest.Backfill(t, db, storetest.Remigrate(goose.DialectPostgres, sdb))
 }

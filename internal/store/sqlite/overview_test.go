@@ -8,7 +8,6 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"switchboard/internal/store"
-	"switchboard/internal/store/migrations"
 	"switchboard/internal/store/sqlite"
 	"switchboard/internal/store/storetest"
 )
@@ -30,18 +29,7 @@ func openMigrated(t *testing.T) *sqlite.DB {
 // as the store writes them.
 func TestOverviewBackfill(t *testing.T) {
 	db := openMigrated(t)
-	storetest.Backfill(t, db, func(t *testing.T) {
-		p, err := goose.NewProvider(goose.DialectSQLite3, db.Writer, migrations.FS, goose.WithDisableGlobalRegistry(true))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.DownTo(t.Context(), 18); err != nil {
-			t.Fatalf("migrate down to 18: %v", err)
-		}
-		if _, err := p.Up(t.Context()); err != nil {
-			t.Fatalf("migrate up: %v", err)
-		}
-	})
+	storetest.Backfill(t, db, storetest.Remigrate(goose.DialectSQLite3, db.Writer))
 }
 
 // TestLatencyBuckets checks that the migration's latency_buckets are

@@ -1,11 +1,15 @@
 package storetest
 
 import (
+	"database/sql"
 	"testing"
 	"time"
 
+	"github.com/pressly/goose/v3"
+
 	"switchboard/internal/call"
 	"switchboard/internal/store"
+	"switchboard/internal/store/migrations"
 )
 
 // Backfill checks migration 00019's backfill against the rollups the
@@ -52,4 +56,21 @@ func Backfill(t *testing.T, s store.Store, redo func(t *testing.T)) {
 	}
 	redo(t)
 	equal(t, "Overview after the backfill (want as written live)", overview(t, s, o.ID, f), live)
+}
+
+// Remigrate is Backfill's redo for a database whose migrations run
+// through goose on db: down to the migration before 00019, then up.
+func Remigrate(dialect goose.Dialect, db *sql.DB) func(t *testing.T) {
+	return func(t *testing.T) {
+		p, err := goose.NewProvider(dialect, db, migrations.FS, goose.WithDisableGlobalRegistry(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.DownTo(t.Context(), 18); err != nil {
+			t.Fatalf("migrate down to 18: %v", err)
+		}
+		if _, err := p.Up(t.Context()); err != nil {
+			t.Fatalf("migrate up: %v", err)
+		}
+	}
 }
