@@ -223,7 +223,7 @@ func measure(ctx context.Context, name string, st store.Store, w *sql.DB, dollar
 		for i := range n + n/10 {
 			q := c.next()
 			start := time.Now()
-			if err := web.get(q.org, q.f); err != nil {
+			if err := web.get(ctx, q.org, q.f); err != nil {
 				return res, err
 			}
 			if i >= n/10 {
@@ -576,12 +576,16 @@ func newWeb(ctx context.Context, st store.Store, orgs []orgSpec) (*web, error) {
 	return wb, nil
 }
 
-func (wb *web) get(org int, f store.OverviewFilter) error {
+func (wb *web) get(ctx context.Context, org int, f store.OverviewFilter) error {
 	v := url.Values{"from": {f.From.Format(time.DateOnly)}, "to": {f.To.Format(time.DateOnly)}}
 	if f.AssistantID != "" {
 		v.Set("assistant", f.AssistantID)
 	}
-	res, err := wb.clients[org].Get(wb.srv.URL + "/ui/overview?" + v.Encode())
+	rq, err := http.NewRequestWithContext(ctx, http.MethodGet, wb.srv.URL+"/ui/overview?"+v.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	res, err := wb.clients[org].Do(rq)
 	if err != nil {
 		return err
 	}
