@@ -619,6 +619,7 @@ func markdown(rs []dbResult, calls, nOrgs, days, n int) string {
 	if strings.Contains(args, "-postgres") && strings.Contains(args, "-calls 1000000") {
 		cmd = "`make bench-overview` (" + strings.Replace(cmd, args, makeArgs, 1) + ")"
 	}
+	p("## bench-overview\n\n")
 	p("The dashboard's overview (`/ui/overview`) over %s calls: `Store.Overview` (the two rollup reads) and the whole page\n", commas(calls))
 	p("(`GET /ui/overview` through `ui.Server` on loopback, signed in: the assistants, the rollups, the charts, the HTML).\n\n")
 	p("- **Date:** %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
