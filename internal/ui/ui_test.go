@@ -229,7 +229,7 @@ func TestSecurityHeaders(t *testing.T) {
 		want int
 	}{
 		{anon, "/ui/login", 200}, {anon, "/ui/calls", 303}, {anon, "/ui/nowhere", 404}, {anon, asset, 200},
-		{br, "/ui/", 303}, {br, "/ui/calls", 200}, {br, "/ui/overview", 200}, {br, "/ui/calls/" + b.callA.ID, 200}, {br, "/ui/calls/" + b.callB.ID, 404},
+		{br, "/ui/", 303}, {br, "/ui/calls", 200}, {br, "/ui/overview", 200}, {br, "/ui/test-call", 200}, {br, "/ui/public-keys", 200}, {br, "/ui/calls.csv", 200}, {br, "/ui/calls/" + b.callA.ID, 200}, {br, "/ui/calls/" + b.callB.ID, 404},
 		{br, "/ui/calls/" + b.callA.ID + "/recording", 200}, {br, "/ui/assistants", 200}, {br, "/ui/keys", 200},
 		{br, "/ui/calls?type=fax", 400}, {br, "/ui/static/nothing.js", 404},
 	} {
