@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X switchboard/internal/app.Version=$(VERSION)
 
-.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-scheduler bench-sip bench-twilio fuzz clean
+.PHONY: help build build-native run test test-js test-short lint vet fmt bench-api bench-gateway bench-voice bench-bargein bench-voicemail bench-recovery bench-scheduler bench-overview bench-sip bench-twilio fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -103,6 +103,9 @@ bench-recovery: ## crash recovery of scheduled calls: SIGKILL a node holding dia
 
 bench-scheduler: ## 10,000 scheduled attempts due at one instant: one node on SQLite, three nodes on one PostgreSQL; dial lateness, lost, doubled; writes docs/benchmarks.md
 	$(GO) run ./internal/bench/cmd/benchscheduler -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md
+
+bench-overview: ## the dashboard's overview over 1,000,000 calls (Zipf-sized orgs and assistants, 180 days) on SQLite and PostgreSQL: store and page p50/p95/p99; writes docs/benchmarks.md
+	$(GO) run ./internal/bench/cmd/benchoverview -calls 1000000 -postgres "$$(./scripts/ensure-postgres.sh)" -out docs/benchmarks.md
 
 bench-sip: ## concurrent SIP calls to SIPp (-rtp_echo) on loopback, 25 to 400, by outbound frame lateness, loss and CPU per call, vs bare pacers; writes docs/benchmarks.md
 	@./scripts/ensure-deps.sh sip

@@ -424,6 +424,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// endpoints with the REST API's own checks and code paths.
 	dash, err := ui.New(ui.Config{Store: db, Recordings: recordings, Refusals: refusals, Proxies: cfg.TrustedProxies,
 		PublicURL: cfg.PublicURL, Log: log.With("component", "ui"), StartWebCall: calls.CreateWebCall,
+		PlacePhoneCall: func(ctx context.Context, orgID, purchaseID, to string) (call.Call, error) {
+			return calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: orgID, PurchaseID: purchaseID, To: to})
+		},
 		Assistants: assistantjson.Config{Providers: providers, URLs: guard}, Webhooks: guard,
 		Numbers: &numbers.Service{Store: db, Providers: calls, Twilio: twilio.NewAccounts(m.twilio, sealer), Secrets: sealer,
 			Log: log.With("component", "numbers"), Now: time.Now}})
@@ -431,6 +434,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, err
 	}
 	mux.Handle(ui.Prefix, dash)
+	// A browser that asks for / is sent to the dashboard; API clients
+	// keep the API's JSON 404.
+	mux.Handle("GET /{$}", ui.RootRedirect(m.api))
 	mux.Handle("/", m.api)
 
 	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,

@@ -37,10 +37,12 @@ func chromium(t *testing.T) string {
 func newBrowser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)),
-		chromedp.Flag("headless", "new"), chromedp.NoSandbox, chromedp.WindowSize(1280, 860))
+		chromedp.Flag("headless", "new"), chromedp.NoSandbox, chromedp.WindowSize(1280, 860),
+		// The test call's widget opens a microphone: a fake one, allowed.
+		chromedp.Flag("use-fake-ui-for-media-stream", true), chromedp.Flag("use-fake-device-for-media-stream", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 240*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 
 	var mu sync.Mutex
@@ -135,7 +137,6 @@ func TestDashboardBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		t.Errorf("the live call's row did not turn ended: %v", err)
 	}
-	screenshot(t, ctx, "calls.png")
 
 	// Open the first call.
 	if err := chromedp.Do(ctx,
@@ -164,6 +165,7 @@ func TestDashboardBrowser(t *testing.T) {
 	screenshot(t, ctx, "call.png")
 
 	refused := dashboardManagement(t, ctx, b.m.URL(), asst, p)
+	dashboardConsole(t, ctx, b, asst, p, callID)
 
 	for _, p := range problems() {
 		// A refused form is answered 400, which Chromium logs.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"switchboard/internal/apperr"
 	"switchboard/internal/id"
 	"switchboard/internal/numbers"
 	"switchboard/internal/phone"
@@ -116,6 +117,9 @@ type duplicateView struct {
 type contactsAdded struct {
 	Created    []string        `json:"created"`
 	Duplicates []duplicateView `json:"duplicates"`
+	// Refused are the bad rows of a CSV file imported with
+	// ?partial=true (each error names rows[N].column); absent otherwise.
+	Refused *[]apperr.FieldError `json:"refused,omitempty"`
 }
 
 func (s *Server) addContacts(ctx context.Context, r *request) (response, error) {
@@ -126,12 +130,24 @@ func (s *Server) addContacts(ctx context.Context, r *request) (response, error) 
 	if _, err := s.store.GetPurchase(ctx, r.orgID, pid); err != nil {
 		return response{}, err
 	}
+	q := newQuery(r.URL.Query(), "partial")
+	partial := q.v.Get("partial") == "true"
+	if p := q.v.Get("partial"); p != "" && p != "true" && p != "false" {
+		q.errs.Add("partial", "must be true or false")
+	}
+	if partial && !r.csv {
+		q.errs.Add("partial", "applies to CSV uploads only (Content-Type: text/csv)")
+	}
+	if err := q.errs.Err(); err != nil {
+		return response{}, err
+	}
 	var (
-		cs     []phone.Contact
-		fields []string // the name of each contact in errors
+		cs      []phone.Contact
+		fields  []string // the name of each contact in errors
+		refused apperr.Fields
 	)
 	if r.csv {
-		cs, fields, err = contactsFromCSV(r.body)
+		cs, fields, refused, err = contactsFromCSV(r.body, partial)
 	} else {
 		cs, fields, err = contactsFromJSON(r.body)
 	}
@@ -147,6 +163,10 @@ func (s *Server) addContacts(ctx context.Context, r *request) (response, error) 
 		return response{}, err
 	}
 	out := contactsAdded{Created: []string{}, Duplicates: []duplicateView{}}
+	if partial {
+		list := append([]apperr.FieldError{}, refused...)
+		out.Refused = &list
+	}
 	for _, c := range created {
 		out.Created = append(out.Created, c.ID)
 	}
@@ -154,6 +174,9 @@ func (s *Server) addContacts(ctx context.Context, r *request) (response, error) 
 		out.Duplicates = append(out.Duplicates, duplicateView{Field: fields[i], PhoneNumber: cs[i].PhoneNumber, Message: "number is already a contact of this phone; not added again"})
 	}
 	msg := fmt.Sprintf("%d contact(s) added, %d duplicate(s) skipped", len(out.Created), len(out.Duplicates))
+	if partial {
+		msg += fmt.Sprintf(", %d error(s) in refused rows", len(refused))
+	}
 	return ok(http.StatusCreated, msg, out), nil
 }
 
@@ -192,20 +215,23 @@ func contactsFromJSON(body []byte) ([]phone.Contact, []string, error) {
 	return cs, fields, nil
 }
 
-// contactsFromCSV reads a contacts file (phone.ParseContactsCSV); any
-// error of the file or of a row refuses the whole upload.
-func contactsFromCSV(body []byte) ([]phone.Contact, []string, error) {
+// contactsFromCSV reads a contacts file (phone.ParseContactsCSV) and
+// keeps what phone.ContactsCSV.Import keeps: with partial, the good rows
+// (the bad ones' errors in refused); else any error refuses the whole
+// upload. A spoilt file refuses it either way.
+func contactsFromCSV(body []byte, partial bool) ([]phone.Contact, []string, apperr.Fields, error) {
 	f := phone.ParseContactsCSV(body)
-	if err := f.Fields().Err(); err != nil {
-		return nil, nil, err
+	good, refused := f.Import(partial)
+	if len(good) == 0 && len(refused) > 0 {
+		return nil, nil, nil, refused.Err()
 	}
-	cs := make([]phone.Contact, 0, len(f.Rows))
-	fields := make([]string, 0, len(f.Rows))
-	for _, r := range f.Rows {
+	cs := make([]phone.Contact, 0, len(good))
+	fields := make([]string, 0, len(good))
+	for _, r := range good {
 		cs = append(cs, r.Contact)
 		fields = append(fields, fmt.Sprintf("rows[%d].phoneNumber", r.Row))
 	}
-	return cs, fields, nil
+	return cs, fields, refused, nil
 }
 
 func (s *Server) deleteContact(ctx context.Context, r *request) (response, error) {

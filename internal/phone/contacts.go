@@ -161,3 +161,25 @@ func ParseContactsCSV(body []byte) ContactsCSV {
 	}
 	return out
 }
+
+// Import decides what of the file is imported, the one rule of the REST
+// API and the dashboard: nothing when the file itself is spoilt (Header,
+// Tail); else, when partial, the good rows, with the bad rows' errors in
+// refused; else (all or nothing) every row, or none when any row is bad,
+// with every error in refused.
+func (f ContactsCSV) Import(partial bool) (good []CSVRow, refused apperr.Fields) {
+	if len(f.Header) > 0 || len(f.Tail) > 0 {
+		return nil, f.Fields()
+	}
+	for _, r := range f.Rows {
+		if len(r.Errs) > 0 {
+			refused = append(refused, r.Errs...)
+			continue
+		}
+		good = append(good, r)
+	}
+	if len(refused) > 0 && !partial {
+		return nil, refused
+	}
+	return good, refused
+}

@@ -39,6 +39,11 @@ type CallFilter struct {
 	// Outcome selects calls that ended so (the dashboard's filter; the
 	// REST listing does not offer it).
 	Outcome call.Outcome
+	// CallID selects the call with that id, and Number (E.164) the calls
+	// from or to that number: the dashboard's search, each an indexed
+	// lookup within the organization.
+	CallID string
+	Number string
 	Page
 }
 
@@ -171,6 +176,13 @@ type Store interface {
 	PublicOriginAllowed(ctx context.Context, origin string) (bool, error)
 
 	CreateAssistant(ctx context.Context, a assistant.Assistant) error
+	// AssistantNames gives the names of the organization's assistants
+	// among ids, by id (an id not the organization's is absent).
+	AssistantNames(ctx context.Context, orgID string, ids []string) (map[string]string, error)
+	// Overview sums the organization's ended calls created on f's UTC
+	// days, from the rollups kept with each call's end and analysis
+	// (docs/ARCHITECTURE.md, "The overview and the calls console").
+	Overview(ctx context.Context, orgID string, f OverviewFilter) (Overview, error)
 	GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error)
 	ListAssistants(ctx context.Context, orgID string, p Page) ([]assistant.Assistant, int, error)
 	UpdateAssistant(ctx context.Context, a assistant.Assistant) error

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
 	"switchboard/internal/id"
+	"switchboard/internal/phone"
 	"switchboard/internal/store"
 )
 
@@ -19,6 +21,8 @@ const callsPageSize = 25
 // callFilters is the calls listing's filter form, as typed.
 type callFilters struct {
 	Type, Status, Outcome, Direction, From, To string
+	// Q is the search: a call id or a phone number.
+	Q string
 }
 
 // choice is an option of a filter's select.
@@ -30,7 +34,9 @@ type callsPage struct {
 	Errors  []string
 	Calls   []callRow
 	Total   int
-	Page    int
+	// CSVURL exports the filtered list.
+	CSVURL string
+	Page   int
 	// PrevURL and NextURL are the neighbouring pages with the same
 	// filters ("" at either end).
 	PrevURL, NextURL string
@@ -47,6 +53,28 @@ type callRow struct {
 	call.Call
 	StatusText string
 	Duration   time.Duration
+	// Assistant is the assistant's name ("" when it is gone).
+	Assistant string
+}
+
+// callRows are the calls as shown, each with its assistant's name (one
+// read for all).
+func (s *Server) callRows(r *request, calls []call.Call) ([]callRow, error) {
+	ids := make([]string, 0, len(calls))
+	for _, c := range calls {
+		ids = append(ids, c.AssistantID)
+	}
+	names, err := s.st.AssistantNames(r.Context(), r.op.OrgID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]callRow, 0, len(calls))
+	for _, c := range calls {
+		row := newCallRow(c)
+		row.Assistant = names[c.AssistantID]
+		out = append(out, row)
+	}
+	return out, nil
 }
 
 func newCallRow(c call.Call) callRow {
@@ -65,9 +93,25 @@ var (
 // it cannot use is named in errs and ignored, so the page still shows.
 func parseCallFilters(q url.Values) (callFilters, store.CallFilter, []string) {
 	in := callFilters{Type: q.Get("type"), Status: q.Get("status"), Outcome: q.Get("outcome"), Direction: q.Get("direction"),
-		From: q.Get("from"), To: q.Get("to")}
+		From: q.Get("from"), To: q.Get("to"), Q: strings.TrimSpace(q.Get("q"))}
 	f := store.CallFilter{Page: store.Page{Page: 1, PageSize: callsPageSize}}
 	var errs []string
+	switch {
+	case in.Q == "":
+	case strings.HasPrefix(in.Q, id.Call+"_"):
+		if !id.Valid(id.Call, in.Q) {
+			errs = append(errs, "Search: "+in.Q+" is not a call id.")
+			in.Q = ""
+		}
+		f.CallID = in.Q
+	default:
+		n, err := phone.NormalizeE164(in.Q)
+		if err != nil {
+			errs = append(errs, "Search takes a call id (call_…) or a phone number in E.164 (+14155550100): "+err.Error()+".")
+			in.Q = ""
+		}
+		f.Number = n
+	}
 	switch in.Type {
 	case "":
 	case string(call.Web), string(call.Phone):
@@ -128,10 +172,15 @@ func parseCallFilters(q url.Values) (callFilters, store.CallFilter, []string) {
 	return in, f, errs
 }
 
-// query is the filters as a query string, on page n.
+// query is the listing's URL with the filters, on page n.
 func (in callFilters) query(n int) string {
+	return in.url("/ui/calls", n)
+}
+
+// url is path with the filters as its query, on page n.
+func (in callFilters) url(path string, n int) string {
 	v := url.Values{}
-	for k, s := range map[string]string{"type": in.Type, "status": in.Status, "outcome": in.Outcome, "direction": in.Direction, "from": in.From, "to": in.To} {
+	for k, s := range map[string]string{"type": in.Type, "status": in.Status, "outcome": in.Outcome, "direction": in.Direction, "from": in.From, "to": in.To, "q": in.Q} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -140,9 +189,9 @@ func (in callFilters) query(n int) string {
 		v.Set("page", strconv.Itoa(n))
 	}
 	if len(v) == 0 {
-		return "/ui/calls"
+		return path
 	}
-	return "/ui/calls?" + v.Encode()
+	return path + "?" + v.Encode()
 }
 
 func (s *Server) listCalls(w http.ResponseWriter, r *request) error {
@@ -151,10 +200,10 @@ func (s *Server) listCalls(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	p := callsPage{Filters: in, Errors: errs, Total: total, Page: f.Page.Page,
+	p := callsPage{Filters: in, Errors: errs, Total: total, Page: f.Page.Page, CSVURL: in.url("/ui/calls.csv", 1),
 		Types: typeChoices, Statuses: statusChoices, Outcomes: outcomeChoice, Dirs: dirChoices}
-	for _, c := range calls {
-		p.Calls = append(p.Calls, newCallRow(c))
+	if p.Calls, err = s.callRows(r, calls); err != nil {
+		return err
 	}
 	p.Insert = f.Page.Page == 1 && in == (callFilters{})
 	if len(calls) > 0 {
@@ -189,6 +238,9 @@ type callPage struct {
 	Chart     *chart
 	Analysis  analysisView
 	Recording string // the recording's URL, when the call has one
+	// Talk is the gateway URL the page's widget joins: the browser call
+	// this session just started from "Place a test call" ("" otherwise).
+	Talk string
 	// Messages are the webhook messages about the call (each endpoint's
 	// copy of each event), with how their delivery stands.
 	Messages []store.CallMessage
@@ -236,7 +288,11 @@ func (s *Server) showCall(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	p := callPage{Call: newCallRow(c), Live: c.Status != call.Ended, Timeline: timeline(c), Chart: latencyChart(turns), Messages: msgs}
+	rows, err := s.callRows(r, []call.Call{c})
+	if err != nil {
+		return err
+	}
+	p := callPage{Call: rows[0], Live: c.Status != call.Ended, Timeline: timeline(c), Chart: latencyChart(turns), Messages: msgs}
 	origin := c.StartedAt
 	if origin.IsZero() {
 		origin = c.CreatedAt
@@ -250,6 +306,7 @@ func (s *Server) showCall(w http.ResponseWriter, r *request) error {
 	if c.Recording != "" && s.cfg.Recordings != nil {
 		p.Recording = "/ui/calls/" + c.ID + "/recording"
 	}
+	p.Talk = s.talkURL(r, c)
 	v := view{Name: "call", Nav: "calls", Title: "Call " + c.ID, Data: p}
 	if p.Live {
 		v.Events = "/ui/events?call=" + url.QueryEscape(c.ID)

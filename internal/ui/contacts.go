@@ -47,6 +47,9 @@ type importReport struct {
 	Failed     []importRow
 	// FileErrors spoil the whole file: nothing was imported.
 	FileErrors []apperr.FieldError
+	// All: the import was asked for all rows or none (mode=all), so a
+	// refused row imported nothing.
+	All bool
 }
 
 type importRow struct {
@@ -170,10 +173,12 @@ func (s *Server) importContacts(w http.ResponseWriter, r *request) error {
 		return fmt.Errorf("ui: read the uploaded file: %w", err)
 	}
 	file := phone.ParseContactsCSV(body)
-	rep := &importReport{File: fh.Filename, FileErrors: append(append(apperr.Fields{}, file.Header...), file.Tail...)}
-	var good []phone.Contact
-	var goodRows []int
-	now := s.cfg.Now().UTC()
+	// What is imported is the REST API's rule (phone.ContactsCSV.Import):
+	// a spoilt file imports nothing; bad rows stop the good ones unless
+	// the form asks for the good rows alone (the default, as ?partial=true).
+	partial := r.FormValue("mode") != "all"
+	rep := &importReport{File: fh.Filename, FileErrors: append(append(apperr.Fields{}, file.Header...), file.Tail...), All: !partial}
+	rows, _ := file.Import(partial)
 	for _, row := range file.Rows {
 		if len(row.Errs) > 0 {
 			ir := importRow{Row: row.Row, PhoneNumber: row.Contact.PhoneNumber}
@@ -181,17 +186,16 @@ func (s *Server) importContacts(w http.ResponseWriter, r *request) error {
 				ir.Errors = append(ir.Errors, strings.TrimPrefix(e.Field, "rows["+strconv.Itoa(row.Row)+"].")+": "+e.Message)
 			}
 			rep.Failed = append(rep.Failed, ir)
-			continue
 		}
+	}
+	var good []phone.Contact
+	var goodRows []int
+	now := s.cfg.Now().UTC()
+	for _, row := range rows {
 		c := row.Contact
 		c.ID, c.CreatedAt = id.New(id.Contact), now
 		good = append(good, c)
 		goodRows = append(goodRows, row.Row)
-	}
-	// What spoils the file (no header, a broken row) imports nothing, as
-	// the REST API would; bad rows alone do not stop the good ones.
-	if len(file.Header) > 0 || len(file.Tail) > 0 {
-		good = nil
 	}
 	if len(good) > 0 {
 		_, dups, err := s.st.AddContacts(r.Context(), r.op.OrgID, pu.ID, good)

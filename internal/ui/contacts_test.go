@@ -24,12 +24,15 @@ func (b *testBundle) purchase(org, number string) phone.Purchase {
 }
 
 // upload posts a file as a browser's multipart form does.
-func (br *browser) upload(path, csrf, name string, content []byte) page {
+func (br *browser) upload(path, csrf, name string, content []byte, fields ...string) page {
 	br.b.t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	if csrf != "" {
 		_ = mw.WriteField("csrf", csrf)
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		_ = mw.WriteField(fields[i], fields[i+1])
 	}
 	fw, _ := mw.CreateFormFile("file", name)
 	_, _ = fw.Write(content)
@@ -91,6 +94,13 @@ func TestContacts(t *testing.T) {
 	wantStatus(t, "import without a phone column", p, http.StatusBadRequest)
 	if !strings.Contains(p.body, "Nothing was imported") || !strings.Contains(p.body, "needs a phoneNumber column") {
 		t.Errorf("a file without a phoneNumber column: want it refused whole")
+	}
+	// All or nothing, as the REST API without ?partial=true: a bad row
+	// imports nothing.
+	p = br.upload(base+"/import", token, "people.csv", []byte("phone\n+14155550118\nnope\n"), "mode", "all")
+	wantStatus(t, "import all-or-nothing with a bad row", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "Nothing was imported: 1 row(s) are refused") || !strings.Contains(p.body, `<tr class="failed" data-row="3">`) {
+		t.Errorf("an all-or-nothing import with a bad row: want nothing imported and row 3 listed")
 	}
 	p = br.upload(base+"/import", token, "ok.csv", []byte("phoneNumber\n+14155550114\n"))
 	wantStatus(t, "a clean import", p, http.StatusSeeOther)

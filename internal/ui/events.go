@@ -73,13 +73,15 @@ type callEvent struct {
 	EndedReason string `json:"endedReason"`
 	Duration    string `json:"duration"`
 	Created     string `json:"created"`
+	// Assistant is the assistant's name, for a new row of the listing.
+	Assistant string `json:"assistant,omitempty"`
 }
 
 func newCallEvent(c call.Call) callEvent {
 	r := newCallRow(c)
 	return callEvent{ID: c.ID, Type: string(c.Type), Direction: string(c.Direction), From: c.From, To: c.To,
 		Status: int(c.Status), StatusText: r.StatusText, Outcome: string(c.Outcome), EndedReason: c.EndedReason,
-		Duration: formatDuration(r.Duration), Created: formatTime(c.CreatedAt)}
+		Duration: formatDuration(r.Duration), Created: shortTime(c.CreatedAt)}
 }
 
 // turnEvent is a transcript line.
@@ -214,6 +216,28 @@ type listWatch struct {
 	now  func() time.Time
 	last time.Time            // when the previous poll began
 	seen map[string]sentState // what was last sent of each call followed
+	// names caches assistants' names for new rows (at most
+	// maxNamesCached, then started over).
+	names map[string]string
+}
+
+// maxNamesCached bounds a listing stream's cache of assistants' names.
+const maxNamesCached = 1000
+
+// name is the assistant's name, read once per stream.
+func (l *listWatch) name(ctx context.Context, assistantID string) (string, error) {
+	if n, ok := l.names[assistantID]; ok {
+		return n, nil
+	}
+	got, err := l.st.AssistantNames(ctx, l.org, []string{assistantID})
+	if err != nil {
+		return "", err
+	}
+	if l.names == nil || len(l.names) >= maxNamesCached {
+		l.names = map[string]string{}
+	}
+	l.names[assistantID] = got[assistantID]
+	return got[assistantID], nil
 }
 
 type sentState struct {
@@ -231,10 +255,19 @@ func (l *listWatch) poll(ctx context.Context, out *sse) (bool, error) {
 	send := func(c call.Call) error {
 		st := sentState{updated: c.UpdatedAt, live: c.Status != call.Ended}
 		cur[c.ID] = st
-		if prev, ok := l.seen[c.ID]; ok && prev.updated.Equal(c.UpdatedAt) {
+		prev, ok := l.seen[c.ID]
+		if ok && prev.updated.Equal(c.UpdatedAt) {
 			return nil
 		}
-		return out.event("call", newCallEvent(c))
+		ev := newCallEvent(c)
+		if !ok {
+			n, err := l.name(ctx, c.AssistantID)
+			if err != nil {
+				return err
+			}
+			ev.Assistant = n
+		}
+		return out.event("call", ev)
 	}
 	filters := []store.CallFilter{}
 	for _, st := range []call.Status{call.Queued, call.Ringing, call.InProgress} {

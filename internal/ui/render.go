@@ -56,6 +56,7 @@ func parsePages() (*pages, error) {
 		},
 		"nav":      func() []navItem { return nav },
 		"when":     formatTime,
+		"short":    shortTime,
 		"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05") },
 		"duration": formatDuration,
 		"ms":       func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) },
@@ -69,6 +70,7 @@ func parsePages() (*pages, error) {
 			return &cc
 		},
 		"join":  strings.Join,
+		"sub":   func(a, b float64) float64 { return a - b },
 		"list3": func(a, b, c string) []string { return []string{a, b, c} },
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
@@ -170,6 +172,15 @@ func formatTime(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// shortTime is a time in a listing: the date and time, UTC (the column
+// says so).
+func shortTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
 }
 
 // formatDuration shows a call's length as 1h02m03s, 2m05s or 4.2s.

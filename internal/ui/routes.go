@@ -12,7 +12,7 @@ import "net/http"
 func (s *Server) routes() []route {
 	return []route{
 		{pattern: "GET /ui/{$}", h: func(w http.ResponseWriter, r *request) error {
-			http.Redirect(w, r.Request, "/ui/calls", http.StatusSeeOther)
+			http.Redirect(w, r.Request, "/ui/overview", http.StatusSeeOther)
 			return nil
 		}},
 		{pattern: "GET /ui/static/{file}", public: true, h: s.static},
@@ -21,8 +21,13 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/logout", h: s.logout},
 		{pattern: "GET /ui/events", h: s.events},
 
+		{pattern: "GET /ui/overview", h: s.overview},
 		{pattern: "GET /ui/calls", h: s.listCalls},
+		{pattern: "GET /ui/calls.csv", h: s.exportCalls},
 		{pattern: "GET /ui/calls/{id}", h: s.showCall},
+		{pattern: "GET /ui/test-call", h: s.testCall},
+		{pattern: "POST /ui/test-call/phone", h: s.placeTestPhoneCall},
+		{pattern: "POST /ui/test-call/web", h: s.startTestWebCall},
 		{pattern: "GET /ui/calls/{id}/recording", h: s.callRecording},
 
 		{pattern: "GET /ui/contacts", h: s.listContactNumbers},
@@ -44,6 +49,9 @@ func (s *Server) routes() []route {
 		{pattern: "GET /ui/keys", h: s.listKeys},
 		{pattern: "POST /ui/keys", h: s.createKey},
 		{pattern: "POST /ui/keys/{id}/revoke", h: s.revokeKey},
+		{pattern: "GET /ui/public-keys", h: s.listPublicKeys},
+		{pattern: "POST /ui/public-keys", h: s.createPublicKey},
+		{pattern: "POST /ui/public-keys/{id}/revoke", h: s.revokePublicKey},
 
 		{pattern: "GET /ui/numbers", h: s.listNumbers},
 		{pattern: "POST /ui/numbers/buy", h: s.buyNumber},
@@ -69,6 +77,7 @@ type navItem struct {
 
 // nav is the navigation bar, in order; view.Nav names the current item.
 var nav = []navItem{
+	{"overview", "Overview", "/ui/overview"},
 	{"calls", "Calls", "/ui/calls"},
 	{"assistants", "Assistants", "/ui/assistants"},
 	{"numbers", "Numbers", "/ui/numbers"},
@@ -76,4 +85,5 @@ var nav = []navItem{
 	{"schedules", "Schedules", "/ui/schedules"},
 	{"webhooks", "Webhooks", "/ui/webhooks"},
 	{"keys", "API keys", "/ui/keys"},
+	{"publickeys", "Publishable keys", "/ui/public-keys"},
 }

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -73,6 +74,12 @@ type Config struct {
 	// (callctl's), for "Talk to this assistant": the page joins it with the
 	// widget, holding no key. nil hides the button.
 	StartWebCall func(ctx context.Context, orgID, assistantID string) (call.Call, error)
+	// PlacePhoneCall places an outbound phone call from one of an
+	// organization's numbers (purchaseID) to an E.164 number, with the
+	// number's outbound assistant (callctl's, as POST
+	// /v1/calls/phone/initiate), for "Place a test call". nil: the page
+	// offers no phone call.
+	PlacePhoneCall func(ctx context.Context, orgID, purchaseID, to string) (call.Call, error)
 	// Refusals is the refusal budget the REST API and the gateway share
 	// (throttle.Limiter); failed sign-ins spend it, and a client that has
 	// spent it is answered 429 before its password is checked. nil: none.
@@ -271,4 +278,42 @@ func (s *Server) fail(w http.ResponseWriter, r *request, err error) {
 		return
 	}
 	s.render(w, r, status, view{Name: "error", Title: http.StatusText(status), Data: msg})
+}
+
+// RootRedirect answers GET / of a browser (Accept names text/html) with
+// a redirect to the dashboard, and hands every other request to next (the
+// REST API, whose answer to / is its JSON 404).
+func RootRedirect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if acceptsHTML(r.Header.Values("Accept")) {
+			http.Redirect(w, r, Prefix, http.StatusSeeOther)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// acceptsHTML reports whether an Accept header names text/html with a
+// quality above 0.
+func acceptsHTML(values []string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			media, params, _ := strings.Cut(part, ";")
+			if !strings.EqualFold(strings.TrimSpace(media), "text/html") {
+				continue
+			}
+			q := 1.0
+			for p := range strings.SplitSeq(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+					if f, err := strconv.ParseFloat(val, 64); err == nil {
+						q = f
+					}
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -260,7 +260,7 @@ func safeNext(next string) string {
 
 func cmpNext(next string) string {
 	if next == "" {
-		return "/ui/calls"
+		return "/ui/overview"
 	}
 	return next
 }

@@ -229,7 +229,7 @@ func TestSecurityHeaders(t *testing.T) {
 		want int
 	}{
 		{anon, "/ui/login", 200}, {anon, "/ui/calls", 303}, {anon, "/ui/nowhere", 404}, {anon, asset, 200},
-		{br, "/ui/", 303}, {br, "/ui/calls", 200}, {br, "/ui/calls/" + b.callA.ID, 200}, {br, "/ui/calls/" + b.callB.ID, 404},
+		{br, "/ui/", 303}, {br, "/ui/calls", 200}, {br, "/ui/overview", 200}, {br, "/ui/test-call", 200}, {br, "/ui/public-keys", 200}, {br, "/ui/calls.csv", 200}, {br, "/ui/calls/" + b.callA.ID, 200}, {br, "/ui/calls/" + b.callB.ID, 404},
 		{br, "/ui/calls/" + b.callA.ID + "/recording", 200}, {br, "/ui/assistants", 200}, {br, "/ui/keys", 200},
 		{br, "/ui/calls?type=fax", 400}, {br, "/ui/static/nothing.js", 404},
 	} {
@@ -285,8 +285,8 @@ func TestSignIn(t *testing.T) {
 
 	for _, next := range []string{"https://evil.example/", "//evil.example/ui/", "/ui//evil.example", "/v1/calls", "javascript:alert(1)"} {
 		p := b.browser().do(http.MethodPost, "/ui/login", url.Values{"email": {b.opA.Email}, "password": {testPassword}, "next": {next}})
-		if loc := p.header.Get("Location"); loc != "/ui/calls" {
-			t.Errorf("sign in with next=%q: Location = %q; want /ui/calls", next, loc)
+		if loc := p.header.Get("Location"); loc != "/ui/overview" {
+			t.Errorf("sign in with next=%q: Location = %q; want the overview, /ui/overview", next, loc)
 		}
 	}
 

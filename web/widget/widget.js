@@ -522,6 +522,16 @@
     return this.muted;
   };
 
+  /**
+   * sendText sends typed text as the caller's turn ({"type":"user.text"}),
+   * beside the microphone; false when the call is not connected.
+   */
+  Call.prototype.sendText = function (text) {
+    if (typeof text !== "string" || text === "" || this.state === "ended" || !this._ws || this._ws.readyState !== 1) return false;
+    this._sendJSON({ type: "user.text", text: text });
+    return true;
+  };
+
   /** hangup ends the call: {"type":"hangup"}, then call.ended and the close. */
   Call.prototype.hangup = function () {
     var self = this;

@@ -160,6 +160,9 @@ func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...
 		if err := affected(res, err, "pending analysis"); err != nil {
 			return err
 		}
+		if err := s.rollUpAnalysis(ctx, tx, a); err != nil {
+			return err
+		}
 		return s.queueEvents(ctx, tx, a.OrgID, events)
 	})
 }

@@ -701,3 +701,13 @@ func (r *recorder) OrphanedCalls(ctx context.Context, now time.Time, limit int) 
 	r.hit("OrphanedCalls")
 	return r.s.OrphanedCalls(ctx, now, limit)
 }
+
+func (r *recorder) AssistantNames(ctx context.Context, orgID string, ids []string) (map[string]string, error) {
+	r.hit("AssistantNames")
+	return r.s.AssistantNames(ctx, orgID, ids)
+}
+
+func (r *recorder) Overview(ctx context.Context, orgID string, f store.OverviewFilter) (store.Overview, error) {
+	r.hit("Overview")
+	return r.s.Overview(ctx, orgID, f)
+}

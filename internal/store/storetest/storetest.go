@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Calls", testCalls},
 		{"Turns", testTurns},
 		{"Analyses", testAnalyses},
+		{"Overview", testOverview},
 		{"Webhooks", testWebhooks},
 		{"Listeners", testListeners},
 		{"Lifecycle", testLifecycle},

@@ -17,38 +17,51 @@
     if (name === "statusText") el.className = "status status-" + value;
   }
 
-  function cell(text) {
+  function cell(label, text, field, cls) {
     var td = document.createElement("td");
+    td.dataset.label = label;
     td.textContent = text || "";
+    if (field) td.dataset.field = field;
+    if (cls) td.className = cls;
     return td;
   }
 
+  // withSub adds a cell's second line (templates/calls.html: span.sub).
+  function withSub(td, text) {
+    if (!text) return td;
+    var sub = document.createElement("span");
+    sub.className = "sub";
+    sub.textContent = text;
+    td.appendChild(document.createTextNode(" "));
+    td.appendChild(sub);
+    return td;
+  }
+
+  // newRow is a listing row, as templates/calls.html writes one.
   function newRow(c) {
     var tr = document.createElement("tr");
     tr.dataset.callId = c.id;
     tr.className = "fresh";
     var link = document.createElement("a");
     link.href = "/ui/calls/" + encodeURIComponent(c.id);
+    link.title = c.id;
     link.textContent = c.id;
-    var first = document.createElement("td");
+    var first = cell("Call", "", "", "id");
     first.appendChild(link);
     tr.appendChild(first);
-    tr.appendChild(cell(c.type));
-    tr.appendChild(cell(c.direction));
-    tr.appendChild(cell(c.from));
-    tr.appendChild(cell(c.to));
-    var st = document.createElement("td");
+    tr.appendChild(cell("Assistant", c.assistant || "\u2014", "", "name"));
+    tr.appendChild(withSub(cell("Type", c.type), c.direction));
+    var parties = cell("From \u2192 To", c.from || c.to ? c.from || "\u2014" : "\u2014", "", "parties");
+    tr.appendChild(c.from || c.to ? withSub(parties, "\u2192 " + (c.to || "\u2014")) : parties);
+    var st = cell("Status", "");
     var badge = document.createElement("span");
     badge.dataset.field = "statusText";
     st.appendChild(badge);
     tr.appendChild(st);
-    var outcome = cell("");
-    outcome.dataset.field = "outcome";
-    tr.appendChild(outcome);
-    tr.appendChild(cell(c.created));
-    var dur = cell("");
-    dur.dataset.field = "duration";
-    tr.appendChild(dur);
+    tr.appendChild(cell("Outcome", "", "outcome"));
+    tr.appendChild(cell("Ended reason", "", "endedReason", "reason"));
+    tr.appendChild(cell("Created", c.created, "", "created"));
+    tr.appendChild(cell("Duration", "", "duration"));
     return tr;
   }
 
