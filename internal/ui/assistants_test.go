@@ -84,6 +84,9 @@ func TestAssistantEditor(t *testing.T) {
 		!strings.Contains(page.body, `dy="4">sales</text>`) {
 		t.Errorf("the assistant's page lacks the saved notice or its graph (a bye node, an edge labelled sales)")
 	}
+	if !strings.Contains(page.body, `href="/ui/test-call?assistant=`+aid+`">Place a test call</a>`) {
+		t.Errorf("the assistant's page has no link to place a test call with it")
+	}
 	if list := br.get("/ui/assistants").body; !strings.Contains(list, `href="/ui/assistants/`+aid+`">Front desk</a>`) {
 		t.Errorf("the listing does not show Front desk")
 	}

@@ -70,6 +70,10 @@ func TestTestCall(t *testing.T) {
 	if n := br.get("/ui/numbers"); !strings.Contains(n.body, `href="/ui/test-call?number=`+pu.ID+`"`) {
 		t.Error("the numbers page does not link a test call from the number")
 	}
+	desk := b.assistant(b.orgA, "Front desk")
+	if p := br.get("/ui/test-call?assistant=" + desk.ID); !strings.Contains(p.body, `<option value="`+desk.ID+`" selected>`) {
+		t.Error("GET /ui/test-call?assistant= does not preselect the assistant (the assistant page links it)")
+	}
 
 	// A phone call: placed through PlacePhoneCall, then its page.
 	p = br.do(http.MethodPost, "/ui/test-call/phone", url.Values{"csrf": {token}, "number": {pu.ID}, "to": {"+1 415 555 0123"}})
