@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -226,7 +227,7 @@ func complete(ctx context.Context, text string) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
-	if _, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		return false, nil
 	}
 	return false, fmt.Errorf("doctest: bash -n: %v", err)
