@@ -2,8 +2,10 @@ package app
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,9 +39,36 @@ var keypadFlow = map[string]any{"start": "menu", "nodes": map[string]any{
 		map[string]any{"match": map[string]any{"kind": "regex", "pattern": "(?P<need>.+)"}, "next": "other"},
 	}},
 	"other": map[string]any{"type": "ask", "text": "I heard you. Press 1 for sales.", "branches": []any{
-		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "next": "sales"},
+		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "capture": "choice", "next": "sales"},
 	}},
 }}
+
+// keypadPlan is the keypad assistants' analysis plan: the captured key.
+var keypadPlan = map[string]any{"structuredDataSchema": map[string]any{
+	"type": "object", "properties": map[string]any{"choice": map[string]any{"type": "string"}}}}
+
+// checkKeyedSales: key 1 reached the keypad flow's dtmf branch of ended
+// call callID — the analysis has the captured key, and the turn after the
+// keypad entry is the sales answer, as much of it as was heard before the
+// caller went on (a prefix, possibly empty) — in a gapless transcript.
+func (b *testBundle) checkKeyedSales(callID string) {
+	t := b.t
+	t.Helper()
+	if a := b.waitAnalysis(callID, 15*time.Second); a["structuredData"] == nil || a["structuredData"].(map[string]any)["choice"] != "1" {
+		t.Errorf("analysis structuredData = %v, want the captured key {choice: 1}", a["structuredData"])
+	}
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	checkSeq(t, turns)
+	key := slices.IndexFunc(turns, func(tr map[string]any) bool { return tr["role"] == "user" && tr["text"] == "Keypad entry: 1" })
+	if key < 0 || key+1 >= len(turns) || turns[key+1]["role"] != "assistant" ||
+		!strings.HasPrefix("Sales here. What do you need?", turns[key+1]["text"].(string)) {
+		var lines []string
+		for _, tr := range turns {
+			lines = append(lines, fmt.Sprintf("%v %v: %q", tr["seq"], tr["role"], tr["text"]))
+		}
+		t.Errorf("key 1 did not reach the flow's sales answer (a prefix of it, as much as was heard):\n%s", strings.Join(lines, "\n"))
+	}
+}
 
 func startSIP(t *testing.T, dbURL, peer string, sources []string, inbound bool) *sipBundle {
 	t.Helper()
@@ -56,9 +85,7 @@ func startSIP(t *testing.T, dbURL, peer string, sources []string, inbound bool) 
 	}})
 	b.conn = r.data()["id"].(string)
 	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Keypad", "firstMessage": "Hello from Switchboard.",
-		"model": map[string]any{"provider": "flow"}, "flow": keypadFlow,
-		"analysisPlan": map[string]any{"structuredDataSchema": map[string]any{
-			"type": "object", "properties": map[string]any{"choice": map[string]any{"type": "string"}}}}}).data()["id"].(string)
+		"model": map[string]any{"provider": "flow"}, "flow": keypadFlow, "analysisPlan": keypadPlan}).data()["id"].(string)
 	b.purchase = b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": b.number, "provider": "sip"}).data()["id"].(string)
 	alloc := map[string]any{"id": b.purchase, "outboundAssistantId": asst}
 	if inbound {
@@ -246,21 +273,7 @@ func TestSIPInboundDTMF(t *testing.T) {
 		if c["outcome"] != "completed" || c["endedReason"] != "customer-ended-call" {
 			t.Errorf("ended %v/%v, want completed/customer-ended-call", c["outcome"], c["endedReason"])
 		}
-		if a := b.waitAnalysis(callID, 15*time.Second); a["structuredData"] == nil || a["structuredData"].(map[string]any)["choice"] != "1" {
-			t.Errorf("analysis structuredData = %v, want the captured key {choice: 1}", a["structuredData"])
-		}
-		turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
-		checkSeq(t, turns)
-		key := -1
-		for i, tr := range turns {
-			if tr["role"] == "user" && tr["text"] == "Keypad entry: 1" {
-				key = i
-			}
-		}
-		if key < 0 || key+1 >= len(turns) || turns[key+1]["role"] != "assistant" ||
-			!strings.HasPrefix("Sales here. What do you need?", turns[key+1]["text"].(string)) {
-			t.Errorf("the key did not reach the flow's sales answer (a prefix of it, as much as was heard):\n%s", b.transcript(callID))
-		}
+		b.checkKeyedSales(callID)
 	})
 }
 
