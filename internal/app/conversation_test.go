@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"regexp"
+	"slices"
 	"strings"
 	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/webhook"
@@ -67,7 +68,14 @@ var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 // the call ended completed, a two-sided transcript in order, and an
 // analysis whose summary mentions the date, with the date in its data and
 // success true.
-func (b *testBundle) checkBookingCall(callID string) {
+func (b *testBundle) checkBookingCall(callID string) { b.checkBooked(callID, false) }
+
+// checkBooked is checkBookingCall; a spoken call's transcript may hold
+// more turns than the five of a text one (the assistant asked again for
+// words the recognizer lost or misheard): it must still be gapless, open
+// with the question and end with the goodbye, with the confirmation
+// between.
+func (b *testBundle) checkBooked(callID string, spoken bool) {
 	t := b.t
 	t.Helper()
 	c := b.waitCall(b.key, callID, 15*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
@@ -75,19 +83,19 @@ func (b *testBundle) checkBookingCall(callID string) {
 		t.Errorf("call = %v/%v, want completed/assistant-ended-call", c["outcome"], c["endedReason"])
 	}
 	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	checkSeq(t, turns)
 	var roles, texts []string
-	for i, tr := range turns {
+	for _, tr := range turns {
 		roles = append(roles, tr["role"].(string))
 		texts = append(texts, tr["text"].(string))
-		if tr["seq"] != float64(i+1) {
-			t.Errorf("turn %d seq = %v, want %d", i, tr["seq"], i+1)
-		}
 	}
-	if strings.Join(roles, ",") != "assistant,user,assistant,user,assistant" {
+	if !spoken && strings.Join(roles, ",") != "assistant,user,assistant,user,assistant" {
 		t.Fatalf("transcript roles = %v, want assistant,user,assistant,user,assistant; texts %q", roles, texts)
 	}
-	if !strings.Contains(texts[0], "What day would suit you?") || !strings.Contains(texts[2], "is that right?") || !strings.Contains(texts[4], "Goodbye") {
-		t.Errorf("transcript texts = %q", texts)
+	n := len(texts)
+	if n < 5 || !strings.Contains(texts[0], "What day would suit you?") || roles[n-1] != "assistant" || !strings.Contains(texts[n-1], "Goodbye") ||
+		!slices.ContainsFunc(texts[1:n-1], func(s string) bool { return strings.Contains(s, "is that right?") }) {
+		t.Fatalf("transcript %q (roles %v): want the question first, the confirmation, the goodbye last", texts, roles)
 	}
 	a := b.waitAnalysis(callID, 10*time.Second)
 	t.Logf("transcript %q; analysis %v", texts, a)

@@ -87,19 +87,25 @@ func (b *testBundle) checkRecorded(callID string, c map[string]any) {
 	}
 	dur := c["durationSeconds"].(float64)
 	t.Logf("call %s: %.1f s; recording %.1f s at %d Hz, RMS caller %.0f, assistant %.0f", callID, dur, w.seconds, w.rate, w.leftRMS, w.rightRMS)
-	if w.rate != 16000 || math.Abs(w.seconds-dur) > 2 || w.seconds < 2 {
-		t.Errorf("recording lasts %.2f s at %d Hz; want about the call's %.2f s at 16000 Hz", w.seconds, w.rate, dur)
+	// Not longer than the call; shorter by the time between the audio's
+	// end and the call's recorded end, which a loaded machine stretches to
+	// seconds (2.1 s under make test with a CPU hog).
+	if w.rate != 16000 || w.seconds > dur+2 || w.seconds < dur-5 || w.seconds < 2 {
+		t.Errorf("recording lasts %.2f s at %d Hz; want about the call's %.2f s (at most 5 s less) at 16000 Hz", w.seconds, w.rate, dur)
 	}
 	if w.leftRMS < 100 || w.rightRMS < 100 {
 		t.Errorf("recording RMS: caller (left) %.0f, assistant (right) %.0f; want speech on both sides", w.leftRMS, w.rightRMS)
 	}
 }
 
-// recordingAssistant is the booking flow with recording set as asked.
+// recordingAssistant is the booking flow with recording set as asked,
+// patient with a sandbox persona whose own recognizer a loaded machine
+// slows down (it answered the greeting 20 s late under make test with a
+// CPU hog).
 func (b *testBundle) recordingAssistant(enabled bool) string {
 	b.t.Helper()
 	id := b.bookingAssistant(b.key)
-	b.must(200, "PATCH", "/v1/assistants/"+id, map[string]any{"recording": map[string]any{"enabled": enabled}})
+	b.must(200, "PATCH", "/v1/assistants/"+id, map[string]any{"recording": map[string]any{"enabled": enabled}, "silenceTimeoutSeconds": 90})
 	return id
 }
 
@@ -116,7 +122,7 @@ func TestRecording(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		cfg.SandboxVoice = true
-		cfg.Sandbox.TalkTime = time.Minute
+		cfg.Sandbox.TalkTime = 2 * time.Minute // a loaded machine slows the persona's answers
 		sqlite := strings.HasPrefix(dbURL, "sqlite:")
 		dataDir := filepath.Dir(strings.TrimPrefix(dbURL, "sqlite:"))
 		if !sqlite {
@@ -136,7 +142,7 @@ func TestRecording(t *testing.T) {
 			// The phone calls go on on the server meanwhile.
 			b.webRecording(recorded, dataDir)
 			defer func() {
-				c := b.waitCall(b.key, plainID, 90*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+				c := b.waitCall(b.key, plainID, 150*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
 				if c["outcome"] != "completed" || c["recordingUrl"] != nil {
 					t.Errorf("unrecorded call = %v/%v, recordingUrl %v; want completed without a recordingUrl", c["outcome"], c["endedReason"], c["recordingUrl"])
 				}
@@ -146,7 +152,7 @@ func TestRecording(t *testing.T) {
 			}()
 		}
 
-		c := b.waitCall(b.key, callID, 90*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+		c := b.waitCall(b.key, callID, 150*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
 		if c["outcome"] != "completed" {
 			t.Errorf("recorded call = %v/%v, want completed", c["outcome"], c["endedReason"])
 		}

@@ -2,8 +2,10 @@ package app
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,20 +28,47 @@ type sipBundle struct {
 	number   string
 }
 
-// keypadFlow greets, asks for a key and answers the key 1; speech goes to
-// "other".
+// keypadFlow greets, asks for a key and answers the key 1 (captured as
+// "choice"); speech goes to "other".
 var keypadFlow = map[string]any{"start": "menu", "nodes": map[string]any{
 	"menu": map[string]any{"type": "ask", "text": "Press 1 for sales.", "branches": []any{
-		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "next": "sales"},
+		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "capture": "choice", "next": "sales"},
 		map[string]any{"match": map[string]any{"kind": "regex", "pattern": "(?P<said>.+)"}, "next": "other"},
 	}},
 	"sales": map[string]any{"type": "ask", "text": "Sales here. What do you need?", "branches": []any{
 		map[string]any{"match": map[string]any{"kind": "regex", "pattern": "(?P<need>.+)"}, "next": "other"},
 	}},
 	"other": map[string]any{"type": "ask", "text": "I heard you. Press 1 for sales.", "branches": []any{
-		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "next": "sales"},
+		map[string]any{"match": map[string]any{"kind": "dtmf", "value": "1"}, "capture": "choice", "next": "sales"},
 	}},
 }}
+
+// keypadPlan is the keypad assistants' analysis plan: the captured key.
+var keypadPlan = map[string]any{"structuredDataSchema": map[string]any{
+	"type": "object", "properties": map[string]any{"choice": map[string]any{"type": "string"}}}}
+
+// checkKeyedSales: key 1 reached the keypad flow's dtmf branch of ended
+// call callID — the analysis has the captured key, and the turn after the
+// keypad entry is the sales answer, as much of it as was heard before the
+// caller went on (a prefix, possibly empty) — in a gapless transcript.
+func (b *testBundle) checkKeyedSales(callID string) {
+	t := b.t
+	t.Helper()
+	if a := b.waitAnalysis(callID, 15*time.Second); a["structuredData"] == nil || a["structuredData"].(map[string]any)["choice"] != "1" {
+		t.Errorf("analysis structuredData = %v, want the captured key {choice: 1}", a["structuredData"])
+	}
+	turns := b.must(200, "GET", "/v1/calls/"+callID+"/transcripts", nil).list()
+	checkSeq(t, turns)
+	key := slices.IndexFunc(turns, func(tr map[string]any) bool { return tr["role"] == "user" && tr["text"] == "Keypad entry: 1" })
+	if key < 0 || key+1 >= len(turns) || turns[key+1]["role"] != "assistant" ||
+		!strings.HasPrefix("Sales here. What do you need?", turns[key+1]["text"].(string)) {
+		var lines []string
+		for _, tr := range turns {
+			lines = append(lines, fmt.Sprintf("%v %v: %q", tr["seq"], tr["role"], tr["text"]))
+		}
+		t.Errorf("key 1 did not reach the flow's sales answer (a prefix of it, as much as was heard):\n%s", strings.Join(lines, "\n"))
+	}
+}
 
 func startSIP(t *testing.T, dbURL, peer string, sources []string, inbound bool) *sipBundle {
 	t.Helper()
@@ -56,7 +85,7 @@ func startSIP(t *testing.T, dbURL, peer string, sources []string, inbound bool) 
 	}})
 	b.conn = r.data()["id"].(string)
 	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Keypad", "firstMessage": "Hello from Switchboard.",
-		"model": map[string]any{"provider": "flow"}, "flow": keypadFlow}).data()["id"].(string)
+		"model": map[string]any{"provider": "flow"}, "flow": keypadFlow, "analysisPlan": keypadPlan}).data()["id"].(string)
 	b.purchase = b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": b.number, "provider": "sip"}).data()["id"].(string)
 	alloc := map[string]any{"id": b.purchase, "outboundAssistantId": asst}
 	if inbound {
@@ -94,7 +123,7 @@ func TestSIPOutbound(t *testing.T) {
 			if err := os.WriteFile(delayed, append(bytes.Repeat([]byte{0xff}, 4*8000), ulaw...), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			callee := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASAnswer, Timeout: 60 * time.Second,
+			callee := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASAnswer, Timeout: 90 * time.Second,
 				Keys: map[string]string{"audio": delayed + ",-1,0"}})
 			b := startSIP(t, mk(t), callee.Addr(), nil, false)
 			callID := b.must(201, "POST", "/v1/calls/phone/initiate", map[string]any{
@@ -103,7 +132,9 @@ func TestSIPOutbound(t *testing.T) {
 			if c["direction"] != "outbound" || c["providerCallId"] == "" || c["providerCallId"] == nil {
 				t.Errorf("answered call: direction %v, providerCallId %v", c["direction"], c["providerCallId"])
 			}
-			deadline := time.Now().Add(25 * time.Second)
+			// However long a loaded machine takes to hear it (the callee
+			// says it again and again; a lost utterance is asked again).
+			deadline := time.Now().Add(60 * time.Second)
 			for time.Now().Before(deadline) && !strings.Contains(b.transcript(callID), "user: ") {
 				time.Sleep(200 * time.Millisecond)
 			}
@@ -222,7 +253,10 @@ func TestSIPInboundSource(t *testing.T) {
 
 // TestSIPInboundDTMF: SIPp calls in, talks (a G.711 A-law recording) and
 // presses 1 (RFC 4733): the line is A-law, the key reaches the flow's dtmf
-// branch, and SIPp's BYE ends the call customer-ended-call.
+// branch (captured: the analysis has it; the sales answer begins), and
+// SIPp's BYE ends the call customer-ended-call. SIPp hangs up 3 s after
+// its key whatever it heard: how much of the answer was heard by then
+// depends on the machine's load, so only a prefix is asserted.
 func TestSIPInboundDTMF(t *testing.T) {
 	siptest.Require(t)
 	siptest.RequireRawSockets(t)
@@ -239,9 +273,7 @@ func TestSIPInboundDTMF(t *testing.T) {
 		if c["outcome"] != "completed" || c["endedReason"] != "customer-ended-call" {
 			t.Errorf("ended %v/%v, want completed/customer-ended-call", c["outcome"], c["endedReason"])
 		}
-		if tr := b.transcript(callID); !strings.Contains(tr, "user: Keypad entry: 1") || !strings.Contains(tr, "assistant: Sales here.") {
-			t.Errorf("the key did not reach the flow:\n%s", tr)
-		}
+		b.checkKeyedSales(callID)
 	})
 }
 

@@ -476,8 +476,10 @@ func TestCloseWithBlockingBrain(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Errorf("Close() = %v, want nil", err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Close() took %v with a blocked brain, want well under a second", d)
+	// Waiting for the brain would take Close's whole 5 s and fail it; a
+	// loaded machine may slow the rest down, so only that is excluded.
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("Close() took %v with a blocked brain, want it not to wait for the brain (its budget is 5 s)", d)
 	}
 	b.waitEnded(t, c.ID, call.Completed, call.ReasonSystemShutdown)
 }
@@ -536,8 +538,11 @@ func TestCloseWithUnresponsiveClient(t *testing.T) {
 	if err := b.srv.Close(ctx); err != nil {
 		t.Errorf("Close() = %v, want nil", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Close() took %v, want about WriteTimeout (300ms)", d)
+	// Waiting for the client would take Close's whole 5 s and fail it; a
+	// loaded machine may slow the 300 ms WriteTimeout down, so only that is
+	// excluded.
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("Close() took %v, want it held up only by WriteTimeout (300ms), not its 5 s budget", d)
 	}
 	b.waitEnded(t, c.ID, call.Completed, call.ReasonSystemShutdown)
 }

@@ -71,14 +71,19 @@ func TestOutboundEcho(t *testing.T) {
 			endCh := receive(t, line, rec)
 			frames := tone(line.Format(), 50) // 1 s
 			writeFrames(t, line, frames)
-			time.Sleep(300 * time.Millisecond) // the echo's tail and the jitter buffer
-			got, _ := rec.snapshot()
-			// Our silence before the tone is echoed too: look for the tone.
-			pcm := decode(line.Format(), got)
+			// Our silence before the tone is echoed too: look for the
+			// tone, until it is all back (however late a loaded machine
+			// makes the echo and the jitter buffer).
+			var got []byte
 			loud := 0
-			for i := 0; i+160 <= len(pcm); i += 160 {
-				if audio.DBFS(pcm[i:i+160]) > -20 {
-					loud++
+			for deadline := time.Now().Add(10 * time.Second); loud < 45 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				got, _ = rec.snapshot()
+				pcm := decode(line.Format(), got)
+				loud = 0
+				for i := 0; i+160 <= len(pcm); i += 160 {
+					if audio.DBFS(pcm[i:i+160]) > -20 {
+						loud++
+					}
 				}
 			}
 			if loud < 45 {
@@ -128,8 +133,8 @@ func TestOutboundFailures(t *testing.T) {
 		if e.Outcome != "no-answer" || e.Reason != "customer-did-not-answer" {
 			t.Errorf("Ended = %+v, want no-answer / customer-did-not-answer", e)
 		}
-		if d := time.Since(start); d < time.Second || d > 4*time.Second {
-			t.Errorf("no-answer after %v, want about the 1 s ring timeout", d)
+		if d := time.Since(start); d < time.Second {
+			t.Errorf("no-answer after %v, want not before the 1 s ring timeout", d)
 		}
 		s.wait(t, 5*time.Second)
 	})
@@ -237,8 +242,8 @@ func TestMediaTimeout(t *testing.T) {
 	if e.Outcome != "failed" || e.Reason != ReasonMediaTimeout || !e.Fault() {
 		t.Errorf("Receive = %+v, want failed / sip-media-timeout", e)
 	}
-	if d := time.Since(start); d < 600*time.Millisecond || d > 2*time.Second {
-		t.Errorf("media timeout after %v, want about 800 ms", d)
+	if d := time.Since(start); d < 600*time.Millisecond {
+		t.Errorf("media timeout after %v, want not before its 800 ms", d)
 	}
 	s.wait(t, 10*time.Second)
 }
@@ -568,23 +573,18 @@ func TestBaresip(t *testing.T) {
 }
 
 // TestReinvite: a session refresh (re-INVITE) from the far party is
-// answered 200 with our SDP (SIPp checks it) and the call goes on.
+// answered 200 with our SDP (SIPp checks it) and the call goes on: it
+// ends only when SIPp hangs up after the refresh (its BYE answered 200),
+// customer-ended-call. No timer of the test's assumes when the refresh
+// comes.
 func TestReinvite(t *testing.T) {
 	t.Parallel()
 	p, ev := testProvider(t, Config{}, nil)
 	s := startSIPp(t, false, "-sf", "sip_uas_reinvite.xml")
 	place(t, p, "call_reinvite", trunkOf(s, "udp"))
 	line := answered(t, ev, "call_reinvite")
-	endCh := receive(t, line, newRecorder())
-	time.Sleep(1200 * time.Millisecond) // the refresh comes after 500 ms
-	select {
-	case e := <-endCh:
-		t.Fatalf("the line ended (%+v) on a session refresh", e)
-	default:
+	if e := waitEnd(t, receive(t, line, newRecorder()), 20*time.Second); e.Outcome != "completed" || e.Reason != "customer-ended-call" {
+		t.Errorf("Receive = %+v, want completed / customer-ended-call (SIPp's BYE after the refresh)", e)
 	}
-	if err := line.Hangup(t.Context()); err != nil {
-		t.Errorf("Hangup: %v", err)
-	}
-	waitEnd(t, endCh, 5*time.Second)
-	s.wait(t, 5*time.Second)
+	s.wait(t, 10*time.Second)
 }

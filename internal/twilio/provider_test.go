@@ -113,23 +113,23 @@ func TestOutboundCall(t *testing.T) {
 	}
 	rec.waitFor(t, "Mark(t1, 200)", func(r *recorder) bool { return r.marks["t1"] == 200 })
 
-	// A turn written 500 ms ahead, cut at once: clear drops what the
-	// callee had not heard; the marks Twilio returns with the clear do
-	// not count as heard.
+	// A turn written 3 s ahead (a loaded machine may take a while to
+	// carry the clear), cut at once: clear drops what the callee had not
+	// heard; the marks Twilio returns with the clear do not count as heard.
 	line.AudioStart("t2")
-	writeFrames(t, line, 25, 0x66, false)
+	writeFrames(t, line, 150, 0x66, false)
 	line.Clear()
-	line.AudioClear("t2", 500)
+	line.AudioClear("t2", 3000)
 	st = waitCall(t, fc, "clear", func(s twiliotest.State) bool {
-		return s.Clears == 1 && slices.Contains(s.Marks, markName("t2", 500))
+		return s.Clears == 1 && slices.Contains(s.Marks, markName("t2", 3000))
 	})
 	time.Sleep(100 * time.Millisecond) // a few more ticks: nothing of t2 plays after the clear
 	heard := bytes.Count(fc.State().Received, []byte{0x66})
-	if heard >= 25*160 {
-		t.Errorf("the callee heard %d bytes of the cut turn, want less than %d", heard, 25*160)
+	if heard >= 150*160 {
+		t.Errorf("the callee heard %d bytes of the cut turn, want less than %d", heard, 150*160)
 	}
 	rec.mu.Lock()
-	if ms := rec.marks["t2"]; ms >= 500 || ms*8 > int64(heard)+160 {
+	if ms := rec.marks["t2"]; ms >= 3000 || ms*8 > int64(heard)+160 {
 		t.Errorf("Mark reported %d ms of the cut turn heard, the callee heard %d ms", ms, heard/8)
 	}
 	rec.mu.Unlock()
@@ -747,8 +747,10 @@ func TestHangupFromSink(t *testing.T) {
 		}
 	})
 	fc, _ := b.answered(t, "call_1")
-	if d := <-took; d > 2*time.Second {
-		t.Errorf("Hangup from the sink took %v", d)
+	// A deadlock would take Hangup's whole 5 s; a loaded machine may slow
+	// the rest down.
+	if d := <-took; d > 4*time.Second {
+		t.Errorf("Hangup from the sink took %v, want it not to wait out its 5 s", d)
 	}
 	waitCall(t, fc, "completed", func(s twiliotest.State) bool { return s.Ended && s.Status == "completed" })
 }

@@ -22,8 +22,10 @@ var yesNoWords = []string{"yes", "no"}
 
 var digitWords = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
 
-// buildGrammar compiles hints to a JSGF grammar that accepts exactly one
-// of the phrases, a yes/no word, or (with DigitsHint) a digit string.
+// buildGrammar compiles hints to a JSGF grammar that accepts one of the
+// phrases or a yes/no word, with filler words around it (fillerWords), or
+// (with DigitsHint) a digit string — and then no filler, which would mix
+// into the digits ("four want i'd i two").
 // Phrases are lowercased and reduced to dictionary words: numbers are
 // spelled out, punctuation dropped, and words the dictionary lacks
 // (known false) removed; they are returned in skipped so the caller can
@@ -57,16 +59,40 @@ func buildGrammar(hints []string, known func(string) bool) (jsgf string, skipped
 	for _, w := range yesNoWords {
 		add(w)
 	}
+	var fill []string // not with digits: filler would mix into a digit string
+	for _, w := range fillerWords {
+		if known(w) && !digits {
+			fill = append(fill, w)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("#JSGF V1.0;\ngrammar hints;\npublic <answer> = ")
-	b.WriteString(strings.Join(phrases, " | "))
+	if len(fill) > 0 {
+		b.WriteString("<filler>* (" + strings.Join(phrases, " | ") + ") <filler>*")
+	} else {
+		b.WriteString(strings.Join(phrases, " | "))
+	}
 	if digits {
-		b.WriteString(" | <digit>+;\n<digit> = ")
-		b.WriteString(strings.Join(digitWords, " | "))
+		b.WriteString(" | <digit>+")
 	}
 	b.WriteString(";\n")
+	if digits {
+		b.WriteString("<digit> = " + strings.Join(digitWords, " | ") + ";\n")
+	}
+	if len(fill) > 0 {
+		b.WriteString("<filler> = " + strings.Join(fill, " | ") + ";\n")
+	}
 	return b.String(), skipped
 }
+
+// fillerWords may come before and after the expected answer: callers
+// rarely say only the answer ("I'd like to come in tomorrow, please").
+// With them, the grammar finds the answer inside a sentence instead of
+// forcing the whole sentence into an answer ("october twenty fourth" for
+// "I would like to book an appointment for tomorrow"). Words of answers
+// are left out, so an answer is never taken for filler.
+var fillerWords = []string{"i", "i'd", "would", "like", "book", "appointment", "for", "please", "well", "that's",
+	"maybe", "want", "need", "okay", "thanks", "thank", "right", "sure", "come", "make", "could", "how", "about"}
 
 // hintWords splits a hint into lowercase words: runs of letters and
 // apostrophes; numbers become words ("3pm" is "three pm").

@@ -41,9 +41,16 @@ func TestBuildGrammar(t *testing.T) {
 	if !slices.Equal(skipped, []string{"okonkwo", "zzz", "café"}) {
 		t.Errorf("buildGrammar() skipped %q, want [okonkwo zzz café]", skipped)
 	}
+	// Without digits, filler words may surround the answer.
+	g, _ = buildGrammar([]string{"Book an appointment", "Cancel"}, known)
+	want = "#JSGF V1.0;\ngrammar hints;\npublic <answer> = <filler>* (book an appointment | cancel | yes | no) <filler>*;\n" +
+		"<filler> = " + strings.Join(fillerWords, " | ") + ";\n"
+	if g != want {
+		t.Errorf("buildGrammar(no digits) =\n%s\nwant\n%s", g, want)
+	}
 	// Hints that are all punctuation still leave a usable yes/no grammar.
 	g, _ = buildGrammar([]string{"?!", "..."}, known)
-	if !strings.Contains(g, "public <answer> = yes | no;") {
+	if !strings.Contains(g, "public <answer> = <filler>* (yes | no) <filler>*;") {
 		t.Errorf("buildGrammar(punctuation only) = %q, want the yes/no words", g)
 	}
 }
@@ -55,6 +62,9 @@ func FuzzBuildGrammar(f *testing.F) {
 		g, _ := buildGrammar([]string{a, b}, func(string) bool { return true })
 		// Only JSGF syntax of our own, words of a–z and apostrophes.
 		body := strings.TrimPrefix(g, "#JSGF V1.0;\ngrammar hints;\npublic <answer> = ")
+		if rest, ok := strings.CutPrefix(body, "<filler>* ("); ok {
+			body = strings.Replace(rest, ") <filler>*", "", 1)
+		}
 		for _, r := range body {
 			ok := r >= 'a' && r <= 'z' || strings.ContainsRune("' |;\n<>+=", r)
 			if !ok {

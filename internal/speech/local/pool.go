@@ -180,13 +180,18 @@ func (p *decoderPool) close() {
 	p.wg.Wait()
 }
 
-// poolStats is a snapshot for tests and the startup log.
+// poolStats is a snapshot for tests and the startup log; Warming is the
+// decoder prepare is creating (0 or 1), counted in Created.
 type poolStats struct {
-	Created, Idle, Lent int
+	Created, Idle, Lent, Warming int
 }
 
 func (p *decoderPool) stats() poolStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return poolStats{Created: p.created, Idle: len(p.idle), Lent: p.created - len(p.idle)}
+	warming := 0
+	if p.warming != nil {
+		warming = 1
+	}
+	return poolStats{Created: p.created, Idle: len(p.idle), Lent: p.created - len(p.idle) - warming, Warming: warming}
 }
