@@ -19,9 +19,6 @@ import (
 // docID is an id as docs/api.md's examples write them: kind_ + 26 base32.
 var docID = regexp.MustCompile(`\b(call|asst|pn|ct|sch|att|wh|msg|dlv|conn|pkey)_[a-z2-7]{26}\b`)
 
-// docIDsSeen lists the document's distinct ids by kind, in order.
-var docIDsSeen = map[string][]string{}
-
 // TestAPIExamples runs docs/api.md's curl examples against a fresh server
 // and holds each answer to the one the document prints under it: the
 // same members with the same JSON types, recursively, the same envelope
@@ -53,27 +50,11 @@ func TestAPIExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	bin, err := nodetest.Build(ctx, mod, filepath.Join(work, "bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := nodetest.Start(ctx, nodetest.Options{Name: "apidoc", Bin: bin, Dir: work, LogDir: work, FirstStart: true,
-		DB: "sqlite:./data/switchboard.db", Args: []string{"--sandbox-ring-time", "100ms"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := node.Stop(); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", nodetest.Logs(work, 6000))
-		}
-	})
-	distinct := map[string]int{}
+	node := docServer(ctx, t, mod, work, nil, "--sandbox-ring-time", "100ms")
+	distinct, seenIDs := map[string]int{}, map[string]bool{} // the document's distinct ids by kind
 	for _, m := range docID.FindAllStringSubmatch(string(doc), -1) {
-		if !slices.Contains(docIDsSeen[m[1]], m[0]) {
-			docIDsSeen[m[1]] = append(docIDsSeen[m[1]], m[0])
+		if !seenIDs[m[0]] {
+			seenIDs[m[0]] = true
 			distinct[m[1]]++
 		}
 	}

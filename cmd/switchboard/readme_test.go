@@ -77,26 +77,9 @@ func TestREADME(t *testing.T) {
 	fake.SetCallee(readmeYourPhone, twiliotest.Callee{Answer: twiliotest.AnswerHuman})
 
 	work := t.TempDir()
-	bin, err := nodetest.Build(ctx, mod, filepath.Join(work, "bin"), buildTags...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sipAddr := "127.0.0.1:" + strconv.Itoa(siptest.Port(t))
-	node, err := nodetest.Start(ctx, nodetest.Options{Name: "readme", Bin: bin, Dir: work, LogDir: work, FirstStart: true,
-		DB: "sqlite:./data/switchboard.db",
-		Args: []string{"--sandbox-voice=true", "--sip-addr", sipAddr, "--rtp-ports", siptest.Ports(t, 64).String(),
-			"--twilio-api-base-url", fake.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := node.Stop(); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", nodetest.Logs(work, 8000))
-		}
-	})
+	node := docServer(ctx, t, mod, work, buildTags, "--sandbox-voice=true", "--sip-addr", sipAddr,
+		"--rtp-ports", siptest.Ports(t, 64).String(), "--twilio-api-base-url", fake.URL)
 	sh, err := doctest.NewShell(work, []string{"SB_LAST=" + filepath.Join(work, "last.json"),
 		"TWILIO_ACCOUNT_SID=" + sid, "TWILIO_AUTH_TOKEN=" + token})
 	if err != nil {
@@ -207,4 +190,29 @@ func TestREADMEConfigurationTable(t *testing.T) {
 			t.Errorf("serve flag --%s has no row in README.md's Configuration table", f[1])
 		}
 	}
+}
+
+// docServer builds the server with tags and starts it in work as `make
+// run` does (SQLite in ./data, its first key printed) with args added; its
+// log is shown when the test fails.
+func docServer(ctx context.Context, t *testing.T, mod, work string, tags []string, args ...string) *nodetest.Node {
+	t.Helper()
+	bin, err := nodetest.Build(ctx, mod, filepath.Join(work, "bin"), tags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := nodetest.Start(ctx, nodetest.Options{Name: "server", Bin: bin, Dir: work, LogDir: work, FirstStart: true,
+		DB: "sqlite:./data/switchboard.db", Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := node.Stop(); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", nodetest.Logs(work, 8000))
+		}
+	})
+	return node
 }
