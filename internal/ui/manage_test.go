@@ -208,3 +208,25 @@ func TestEveryFormNeedsToken(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhooksListener: a listener endpoint (no URL: a developer's
+// `switchboard webhooks listen`) is named for what receives it in the list,
+// its delete question and its own page, not shown as an empty link.
+func TestWebhooksListener(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	br := b.signedIn(b.opA)
+	wh := store.Webhook{ID: id.New(id.Webhook), OrgID: b.orgA, Kind: store.WebhookListener, Events: []string{callctl.EventCallEnded},
+		Secrets: []string{"whsec_" + id.Random(16)}, CreatedAt: b.clock.now(), ExpiresAt: b.clock.now().Add(time.Hour)}
+	if err := b.st.CreateWebhook(t.Context(), wh); err != nil {
+		t.Fatal(err)
+	}
+	const name = "switchboard webhooks listen"
+	list := br.get("/ui/webhooks").body
+	if !strings.Contains(list, `<a href="/ui/webhooks/`+wh.ID+`">`+name) || !strings.Contains(list, "Delete the endpoint "+name) {
+		t.Errorf("the webhooks page does not name the listener %q in its row and delete question:\n%s", name, list)
+	}
+	if page := br.get("/ui/webhooks/" + wh.ID).body; !strings.Contains(page, "<h1>"+name) {
+		t.Errorf("the listener's page heading does not name it %q:\n%s", name, page)
+	}
+}

@@ -24,7 +24,18 @@ type webhooksPage struct {
 
 type webhookRow struct {
 	store.Webhook
+	Name   string // endpointName
 	Delete *confirmForm
+}
+
+// endpointName is how the dashboard names an endpoint: its URL, or for a
+// listener (no URL: a developer's `switchboard webhooks listen`) what
+// receives its deliveries.
+func endpointName(wh store.Webhook) string {
+	if wh.Kind == store.WebhookListener {
+		return "switchboard webhooks listen (a terminal's stream)"
+	}
+	return wh.URL
 }
 
 type webhookForm struct {
@@ -44,8 +55,8 @@ func (s *Server) webhooksPage(w http.ResponseWriter, r *request, status int, p w
 		return err
 	}
 	for _, wh := range ws {
-		p.Webhooks = append(p.Webhooks, webhookRow{Webhook: wh, Delete: &confirmForm{Label: "Delete", Action: "/ui/webhooks/" + wh.ID + "/delete",
-			Question: "Delete the endpoint " + wh.URL + "? Its undelivered messages are dropped."}})
+		p.Webhooks = append(p.Webhooks, webhookRow{Webhook: wh, Name: endpointName(wh), Delete: &confirmForm{Label: "Delete", Action: "/ui/webhooks/" + wh.ID + "/delete",
+			Question: "Delete the endpoint " + endpointName(wh) + "? Its undelivered messages are dropped."}})
 	}
 	p.Events = callctl.EventTypes
 	s.render(w, r, status, view{Name: "webhooks", Nav: "webhooks", Title: "Webhooks", Data: p})
@@ -104,6 +115,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *request) error {
 
 type deliveriesPage struct {
 	Webhook          store.Webhook
+	Name             string // endpointName
 	Deliveries       []deliveryRow
 	Total            int
 	PrevURL, NextURL string
@@ -127,13 +139,13 @@ func (s *Server) showWebhook(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	p := deliveriesPage{Webhook: wh, Total: total, Redelivered: r.URL.Query().Get("redelivered") != ""}
+	p := deliveriesPage{Webhook: wh, Name: endpointName(wh), Total: total, Redelivered: r.URL.Query().Get("redelivered") != ""}
 	for _, d := range ds {
 		p.Deliveries = append(p.Deliveries, deliveryRow{Delivery: d, OK: d.Status >= 200 && d.Status < 300,
 			Redeliver: "/ui/webhooks/" + wh.ID + "/deliveries/" + d.MessageID + "/redeliver"})
 	}
 	p.PrevURL, p.NextURL = pager("/ui/webhooks/"+wh.ID, n, deliveriesPageSize, len(ds), total)
-	s.render(w, r, http.StatusOK, view{Name: "webhook", Nav: "webhooks", Title: "Webhook " + wh.URL, Data: p})
+	s.render(w, r, http.StatusOK, view{Name: "webhook", Nav: "webhooks", Title: "Webhook " + p.Name, Data: p})
 	return nil
 }
 
