@@ -92,7 +92,7 @@ var table = []Provider{
 	}},
 
 	{Role: Telephony, Name: "sandbox"},
-	{Role: Telephony, Name: "sip", Enable: []Setting{{"--sip-addr", "SWITCHBOARD_SIP_ADDR", "HOST:PORT, default 0.0.0.0:5060; off disables SIP"}}},
+	{Role: Telephony, Name: "sip", Enable: []Setting{{"--sip-addr", "SWITCHBOARD_SIP_ADDR", "HOST:PORT, default port 5060 on --addr's host; off disables SIP"}}},
 	// Twilio is in every server; each organization brings its account
 	// as a connection, which the numbers service asks for by name.
 	{Role: Telephony, Name: "twilio"},
