@@ -371,8 +371,10 @@ func (d *devServer) call(t *testing.T, key, assistant string, lines ...string) s
 // (the CLI reconnects and the retry brings it); another organization's
 // events never reach it; Ctrl-C deletes the listener.
 func TestWebhooksListen(t *testing.T) {
+	t.Parallel()
 	for name, mk := range devDatabases(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			d := startDev(t, mk(t))
 			rec := newReceiver(t)
 			// The loopback URL itself is refused, naming the way round.
@@ -545,6 +547,7 @@ func TestCallWeb(t *testing.T) {
 // that origin, as docs/widget.md says; a key for another origin is
 // refused with both origins named.
 func TestPublishableKeyOrigins(t *testing.T) {
+	t.Parallel()
 	d := startDev(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
 	asst := d.assistant(t, d.key)
 	pk := func(origins ...string) string {
@@ -584,6 +587,7 @@ func TestPublishableKeyOrigins(t *testing.T) {
 // and for another organization's listener, and a key without
 // webhooks:write gets 403.
 func TestWebhookListenerAPI(t *testing.T) {
+	t.Parallel()
 	d := startDev(t, "sqlite:"+filepath.Join(t.TempDir(), "sb.db"))
 	field := func(err error) string {
 		var ae *apiError

@@ -26,11 +26,13 @@ func serveOnce(t *testing.T, args ...string) (stdout, stderr string) {
 	done := make(chan error, 1)
 	// SIP on a free loopback port: tests run side by side, and 5060 may be taken.
 	go func() { done <- run(ctx, append([]string{"serve", "--sip-addr", "127.0.0.1:0"}, args...), out, errb) }()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(errb.String(), `"msg":"serving"`); {
+	// A minute: the server migrates a new database and starts its speech
+	// engines first, which under -race on a loaded machine took over 10 s.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(errb.String(), `"msg":"serving"`); {
 		if time.Now().After(deadline) {
 			cancel()
 			<-done
-			t.Fatalf("serve: no \"serving\" log line after 10 s:\n%s", errb.String())
+			t.Fatalf("serve: no \"serving\" log line after a minute:\n%s", errb.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -50,6 +52,7 @@ func lastLine(s string) string {
 // that does not exist: TestCLIDatabase), every command then works on it,
 // and org/key create print their result alone on the last line.
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
 	if _, err := runCLI(t, "key", "list", "--org", "org_none", "--db", db); err == nil || !strings.Contains(err.Error(), "no database at") {
 		t.Fatalf("key list on a database that does not exist: err = %v; want a refusal naming it", err)
@@ -166,6 +169,7 @@ func (l *lockedBuffer) String() string {
 
 // TestSIPFlags: bad SIP flags are refused naming the flag; off serves no SIP.
 func TestSIPFlags(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
 	for _, tc := range []struct {
 		args []string

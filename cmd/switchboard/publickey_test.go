@@ -16,6 +16,7 @@ import (
 // organization's assistants and normalized origins, prints it alone on the
 // last line, refuses bad input, and key list / key revoke cover it.
 func TestCLIPublicKey(t *testing.T) {
+	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
 	out, err := runCLI(t, "org", "create", "--name", "Acme", "--db", db)
 	if err != nil {

@@ -57,6 +57,7 @@ func TestMain(m *testing.M) {
 // their own dial lease, they waited for River's rescuer: an hour.) The figures for larger runs are
 // `make bench-recovery`'s, in docs/benchmarks.md.
 func TestKillRecovery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts and kills real server processes and waits for a dial lease to run out (~30 s)")
 	}

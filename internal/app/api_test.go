@@ -14,6 +14,7 @@ import (
 // id-bearing route of the first, exactly as for an id that does not exist,
 // and its listings do not show the first organization's data.
 func TestCrossOrgIsolation(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234")
@@ -89,6 +90,7 @@ func TestCrossOrgIsolation(t *testing.T) {
 // TestBadInput: malformed, oversized, wrong-typed and unknown input is a
 // clear 4xx naming the field, and nothing is written.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234")
@@ -141,6 +143,7 @@ func (b *testBundle) snapshot(f fixture) string {
 
 // TestIdempotency: the same key and body replays; another body is 409.
 func TestIdempotency(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		body := map[string]any{"name": "Once"}
@@ -178,22 +181,37 @@ func TestIdempotency(t *testing.T) {
 	})
 }
 
-// TestRateLimit: past the burst a key gets 429 with Retry-After; other keys are unaffected.
+// TestRateLimit: past the burst a key gets 429 with Retry-After, having
+// been admitted no more than the burst and the rate allow for the time
+// taken; other keys are unaffected. The requests go on until three were
+// refused, however slowly a loaded machine answers them.
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	const rate, burst = 5.0, 10.0
 	cfg := testConfig("sqlite:" + t.TempDir() + "/rl.db")
-	cfg.RateLimit = 5 // burst 10
+	cfg.RateLimit = rate
 	b := start(t, cfg)
-	limited := 0
+	limited, admitted := 0, 0
 	var last resp
-	for range 15 {
+	begin := time.Now()
+	for limited < 3 && time.Since(begin) < time.Minute {
 		r := b.req("GET", "/v1/assistants", b.key, nil)
-		if r.Status == 429 {
+		switch r.Status {
+		case 429:
 			limited++
 			last = r
+		case 200:
+			admitted++
+		default:
+			t.Fatalf("GET /v1/assistants = %d %s, want 200 or 429", r.Status, r.Raw)
 		}
 	}
+	elapsed := time.Since(begin).Seconds()
 	if limited < 3 {
-		t.Fatalf("429s after 15 quick requests with rate 5/s burst 10 = %d, want ≥ 3", limited)
+		t.Fatalf("429s in %.0fs of requests (%d admitted) with rate %g/s burst %g = %d, want 3", elapsed, admitted, rate, burst, limited)
+	}
+	if bound := burst + rate*elapsed + 1; float64(admitted) > bound {
+		t.Errorf("admitted %d requests of one key in %.2fs, over burst + rate·T = %.0f", admitted, elapsed, bound)
 	}
 	expectStatus(t, last, 429, "rate_limited")
 	if last.Header.Get("Retry-After") == "" {

@@ -19,6 +19,7 @@ import (
 // page's script, under the dashboard's CSP); a flow created with a prompt
 // is refused on the prompt's control.
 func TestAssistantFormBrowser(t *testing.T) {
+	t.Parallel()
 	ctx, problems := newBrowser(t)
 	cfg := testConfig("sqlite:" + filepath.Join(t.TempDir(), "form.db"))
 	cfg.OpenAIBaseURL = "http://127.0.0.1:9/v1" // a model provider; nothing here calls it

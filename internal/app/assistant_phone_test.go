@@ -30,6 +30,7 @@ func decodeJSON(t *testing.T, s string) map[string]any {
 // assistant stored before they existed loads and updates with the
 // defaults — on every database.
 func TestAssistantPhoneSettings(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 

@@ -10,6 +10,7 @@ import (
 // TestServerErrors: when the database fails under a request, every contract
 // endpoint answers 500 with the error shape and no internal detail.
 func TestServerErrors(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234")
@@ -69,6 +70,7 @@ func (b *testBundle) execSQL(q string) {
 
 // TestSandboxOutcomes: the destination's last four digits choose the outcome.
 func TestSandboxOutcomes(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/o.db"))
 	f := b.fixture(b.key, "+14155550100")
 	tests := []struct {
@@ -106,6 +108,7 @@ func TestSandboxOutcomes(t *testing.T) {
 
 // TestListCalls: newest first, paging, filters and totals.
 func TestListCalls(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100")

@@ -92,6 +92,7 @@ func parseTS(t *testing.T, v any) time.Time {
 // is then moved to that opening, and it is called. Each call is placed
 // inside its own contact's hours, on the scheduler's clock.
 func TestScheduleCallingHoursPerContactZone(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		kolkata, _ := time.LoadLocation("Asia/Kolkata")
 		la, _ := time.LoadLocation("America/Los_Angeles")
@@ -176,6 +177,7 @@ func TestScheduleCallingHoursPerContactZone(t *testing.T) {
 // times, each retry due no earlier than afterMinutes after the previous
 // call's end, and every try is recorded.
 func TestScheduleRetriesPerOutcome(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		rec, srv := newReceiver(t, false)
@@ -319,6 +321,7 @@ func (b *testBundle) scheduledCalls(sched string, within time.Duration) []map[st
 // maxConcurrentCalls, the organization's cap or the server's per-number
 // cap.
 func TestScheduleCaps(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		cfg.Scheduling.Caps.PerNumber = 3
@@ -383,6 +386,7 @@ func TestScheduleCaps(t *testing.T) {
 // TestSchedulePauseResume: a paused schedule's due attempts are not
 // dialed; resumed, they are, within 2 s.
 func TestSchedulePauseResume(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234", "+14155555678")
@@ -431,6 +435,7 @@ func TestSchedulePauseResume(t *testing.T) {
 // TestScheduleCampaignValidation: every bad campaign field is a 400
 // naming it, and nothing is stored.
 func TestScheduleCampaignValidation(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/s.db"))
 	f := b.fixture(b.key, "+14155550100", "+14155551234")
 	base := func(extra map[string]any) map[string]any {

@@ -71,6 +71,7 @@ func strs(v any) []string {
 // only as hasPassword and never logged; bad input is a 400 naming the
 // field; a number is on one connection of any organization.
 func TestConnections(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b, logs := startLogged(t, testConfig(dbURL))
 		const password = "Tr0ub4dor&3-correct-horse"
@@ -241,6 +242,7 @@ func TestConnections(t *testing.T) {
 // TestCallDirectionAndEnd: phone calls show their direction and are
 // filtered by it; POST /v1/calls/{id}/end hangs up live calls.
 func TestCallDirectionAndEnd(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100")
@@ -307,6 +309,7 @@ func TestCallDirectionAndEnd(t *testing.T) {
 // line), and an end through the API tells its client call.ended
 // (completed, api-ended-call) and closes 4410.
 func TestEndWebCallInProgress(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		callID, ws := b.dialWebCall(b.bookingAssistant(b.key))
@@ -341,6 +344,7 @@ func TestEndWebCallInProgress(t *testing.T) {
 // is replayed, and the key's record keeps a keyed digest of the request,
 // not a plain hash that a copy of the database could test passwords with.
 func TestConnectionIdempotency(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		body := `{"provider":"sip","name":"T","sip":{"address":"sip.example.com","username":"u","password":"guessable1","numbers":["+16175550100"]}}`

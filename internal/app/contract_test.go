@@ -12,6 +12,7 @@ import (
 // TestContractStatuses produces, through real HTTP, every status the
 // contract lists for every endpoint (500 is in TestServerErrors).
 func TestContractStatuses(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234", "+14155557777")
@@ -117,6 +118,7 @@ func TestContractStatuses(t *testing.T) {
 
 // TestAuthentication: missing, unknown and revoked keys are 401; scopes are 403.
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		expectStatus(t, b.req("GET", "/v1/calls", "", nil), 401, "unauthenticated")

@@ -124,6 +124,7 @@ func (b *testBundle) checkBooked(callID string, spoken bool) {
 // to the default persona, each end with a two-sided transcript and a ready
 // analysis; the analysis is announced by webhook.
 func TestSandboxConversation(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		rec, srv := newReceiver(t, false)
@@ -153,6 +154,7 @@ func TestSandboxConversation(t *testing.T) {
 // TestAnalysisSurvivesRestart: an analysis queued when a call ended is run
 // by the next server even if the first one stopped before running it.
 func TestAnalysisSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/ar.db")
 	cfg.AnalysisEvery = time.Hour // this server never gets to it
 	b := start(t, cfg)
@@ -177,6 +179,7 @@ func TestAnalysisSurvivesRestart(t *testing.T) {
 
 // TestFlowValidation: a broken flow is refused naming the node.
 func TestFlowValidation(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/fv.db"))
 	bad := map[string]any{"start": "greet", "nodes": map[string]any{
 		"greet": map[string]any{"type": "say", "text": "Hi", "next": "ask"},

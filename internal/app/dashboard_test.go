@@ -11,6 +11,7 @@ import (
 // to the dashboard; an API client (JSON, anything else, or no Accept)
 // keeps the API's JSON 404.
 func TestRootRedirect(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+filepath.Join(t.TempDir(), "root.db")))
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, tc := range []struct {
@@ -51,6 +52,7 @@ func TestRootRedirect(t *testing.T) {
 // file, nothing is added), and with ?partial=true the good rows are added
 // and the bad ones listed in refused; a spoilt file is refused either way.
 func TestContactsCSVPartial(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+filepath.Join(t.TempDir(), "csv.db")))
 	p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+14155550100"}).data()["id"].(string)
 	path := "/v1/phone/contacts/" + p

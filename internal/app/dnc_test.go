@@ -34,6 +34,7 @@ func dncTotal(r resp) int {
 // ends suppressed (final, no call, a schedule.attempt.suppressed webhook),
 // while the other contact of the same schedule is called.
 func TestDNCScheduledAttemptSuppressed(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		rec, srv := newReceiver(t, false)
@@ -99,6 +100,7 @@ func TestDNCScheduledAttemptSuppressed(t *testing.T) {
 // validation 400s naming the fields and changing nothing, scopes, and
 // another organization's list invisible and not applied.
 func TestDNCAPI(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100")
@@ -223,6 +225,7 @@ func TestDNCAPI(t *testing.T) {
 // default persona, answers "How can I help?" with "I'd like to book an
 // appointment, please."; the assistant's own phrase is that.)
 func TestDNCOptOutPhrase(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100")

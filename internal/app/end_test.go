@@ -28,6 +28,7 @@ func endAtOnce(nodes []*testBundle, key, callID string, n int) []resp {
 // answered sandbox phone call; on PostgreSQL the ends are spread over two
 // nodes, so that half are carried to the node that holds the call.
 func TestRepeatedEnd(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		b := start(t, cfg)

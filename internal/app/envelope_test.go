@@ -13,6 +13,7 @@ import (
 // data.created, do-not-call: data.added by number). docs/api.md, "Envelope
 // and errors", lists them.
 func TestCreatesAnswerDataID(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234")

@@ -19,6 +19,7 @@ import (
 // call with the persona, each ending through its endCall tool. The model
 // receives the system prompt and the model name.
 func TestModelAssistantFirstTry(t *testing.T) {
+	t.Parallel()
 	endCall := []llm.ToolCall{{Name: "endCall", Arguments: json.RawMessage(`{"reason":"done"}`)}}
 	fake := llmtest.NewOpenAI(t,
 		llmtest.Turn{Text: []string{"We open at nine. ", "Goodbye!"}, ToolCalls: endCall}, // the web call
@@ -86,6 +87,7 @@ func TestModelAssistantFirstTry(t *testing.T) {
 // says; on a call it says its first message, takes the caller's message,
 // thanks them and ends, and the analysis keeps the message.
 func TestNoteTakerFirstTry(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/note.db"))
 	r := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Receptionist", "firstMessage": "Hi! This is Acme, how can I help?"})
 	ws, _ := r.Body["warnings"].([]any)
@@ -110,6 +112,7 @@ func TestNoteTakerFirstTry(t *testing.T) {
 // server does not run names the flag that enables it; a typo lists the
 // known providers.
 func TestUnknownTelephonyProvider(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/tel.db")) // no SIP
 	f := b.fixture(b.key, "+14155550100")
 	r := b.req("POST", "/v1/calls/phone/initiate", b.key, map[string]any{"phone_purchase_id": f.purchase, "phoneNumber": "+14155551234", "provider": "sip"})

@@ -89,6 +89,7 @@ func expectRejected(t *testing.T, what string, r resp, status int, code string, 
 // no query is made for it (SQLite would answer the same 404 after one) is
 // httpapi's TestMalformedIDsCostNoQuery.
 func TestHostilePathIDs(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.hostileFixture()
@@ -154,6 +155,7 @@ func TestHostilePathIDs(t *testing.T) {
 // TestHostileBodyIDs: an id in a body that names nothing of the
 // organization, well-formed or not, is a 404 naming the field.
 func TestHostileBodyIDs(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.hostileFixture()
@@ -191,6 +193,7 @@ func TestHostileBodyIDs(t *testing.T) {
 // lone surrogates), duplicate keys and numbers that are not E.164 are a 400
 // naming the field, on both stores, and change nothing.
 func TestHostileText(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.hostileFixture()
@@ -299,6 +302,7 @@ func TestHostileText(t *testing.T) {
 // with an error event naming the field, the call goes on, and the
 // transcript holds exactly the turns the client was answered for.
 func TestHostileGatewayText(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		callID, ws := b.dialWebCall(b.bookingAssistant(b.key))
@@ -341,6 +345,7 @@ func TestHostileGatewayText(t *testing.T) {
 // TestOpenAPIServersIsPublicURL: the served OpenAPI document names this
 // server's own base URL, whatever --public-url is.
 func TestOpenAPIServersIsPublicURL(t *testing.T) {
+	t.Parallel()
 	servers := func(b *testBundle) any {
 		r := b.req("GET", "/v1/openapi.json", "", nil)
 		if r.Status != 200 {

@@ -295,6 +295,7 @@ func callThrough(t *testing.T, addr, number string) (string, time.Duration) {
 // calls still go through, to the other: the proxy fails over from the
 // silent node within its timeout and probes take it out.
 func TestSIPBehindKamailio(t *testing.T) {
+	t.Parallel()
 	requireKamailio(t)
 	requireLocal(t) // an answered SIP call runs the voice pipeline
 	base := os.Getenv("SWITCHBOARD_TEST_POSTGRES")

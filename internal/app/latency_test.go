@@ -15,6 +15,7 @@ import (
 // GET /v1/calls/{id}; a turn cut by a barge-in shows the text heard and
 // its flag; calls without breakdowns show null, and listings carry no latency.
 func TestCallLatency(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		ctx := t.Context()

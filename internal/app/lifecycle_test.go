@@ -42,6 +42,7 @@ func (s *syncBuffer) String() string {
 // system-shutdown, and the record survives the restart; logs carry the
 // request and organization ids but never the key.
 func TestShutdownEndsLiveCalls(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/shutdown.db")
 	cfg.Sandbox.TalkTime = time.Hour
 	var logs syncBuffer
@@ -78,6 +79,7 @@ func TestShutdownEndsLiveCalls(t *testing.T) {
 // TestLostCallsEnd: calls whose owner died (here: records left ringing or
 // talking past their limit, as after a crash) are ended by housekeeping.
 func TestLostCallsEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/lost.db")
 	cfg.LostCallGrace = time.Second
 	b := start(t, cfg)
@@ -203,6 +205,7 @@ func TestCallAnsweredDuringClose(t *testing.T) {
 // database open until it returns, whenever that is. Either way Close
 // names the dialer, and the dial's last write succeeds.
 func TestCloseOverrunningDial(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name         string
 		ignoreCancel bool
@@ -271,6 +274,7 @@ func TestCloseOverrunningDial(t *testing.T) {
 // background loops, and the database stays open until the delivery is
 // recorded, then closes: after a restart the delivery log has it.
 func TestCloseWithWebhookInFlight(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		cfg.ShutdownTimeout = time.Second // the delivery may take webhook.DefaultTimeout, 10 s

@@ -12,6 +12,7 @@ import (
 // own without a key (Ollama's: the README's line); the log names the
 // providers, what enables the others, and never a key.
 func TestNewModels(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		cfg  Config

@@ -69,6 +69,7 @@ func expectCORS(t *testing.T, what string, r resp, origin string) {
 // secret keys never get CORS headers; the gateway admits a key's call
 // only from its origins.
 func TestKeysPublishable(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		a1, a2 := b.assistant(b.key, "Ava"), b.assistant(b.key, "Bo")
@@ -233,6 +234,7 @@ func manyOrigins(n int) []string {
 // per client address, each answered 429 with Retry-After and the CORS
 // headers, without waiting for the limits to refill.
 func TestKeysPublishableRateLimits(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		cfg.PublicKeyRateLimit, cfg.PublicKeyAddressRateLimit = 2, 3

@@ -118,6 +118,7 @@ func (b *testBundle) recordingAssistant(enabled bool) string {
 // alongside) has no recordingUrl and its recording is 404. A web voice call
 // of the recording assistant (on SQLite) is recorded too.
 func TestRecording(t *testing.T) {
+	t.Parallel()
 	requireLocal(t)
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)

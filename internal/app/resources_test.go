@@ -10,6 +10,7 @@ import (
 
 // TestAssistants: create, read, list, update, delete, with validation.
 func TestAssistants(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		cfg.OpenAIBaseURL = "http://127.0.0.1:9/v1" // a model provider for the prompt; no call reaches it
@@ -54,6 +55,7 @@ func TestAssistants(t *testing.T) {
 // TestPurchasesAndContacts: buying, 409 on a taken number, contacts in JSON
 // and CSV with duplicates reported, deletion and release.
 func TestPurchasesAndContacts(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+1 (415) 555-0142", "provider": "sandbox"}).data()
@@ -104,6 +106,7 @@ func TestPurchasesAndContacts(t *testing.T) {
 
 // TestOperations: health, readiness, metrics and the OpenAPI document.
 func TestOperations(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/ops.db"))
 	b.must(200, "GET", "/v1/calls", nil)
 	expectStatus(t, b.req("GET", "/healthz", "", nil), 200, "")
@@ -125,6 +128,7 @@ func TestOperations(t *testing.T) {
 
 // TestKeyUsageTracked: lastUsedAt is recorded (batched) after use.
 func TestKeyUsageTracked(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/u.db"))
 	b.must(200, "GET", "/v1/calls", nil)
 	deadline := time.Now().Add(15 * time.Second) // housekeeping flushes every second; generous for loaded machines

@@ -10,6 +10,7 @@ import (
 // happened — 200 with changed false, the state it is in, a message saying
 // why — and change nothing: no pausedAt, no canceledAt, the same state.
 func TestScheduleOverChangesNothing(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234")

@@ -35,6 +35,7 @@ func (b *testBundle) waitDialed(schedID string, within time.Duration) (map[strin
 // sandbox within 2 s of its due time, also when the server is stopped and
 // started again between scheduling and the due time.
 func TestScheduleDialsOnTime(t *testing.T) {
+	t.Parallel()
 	for _, restart := range []bool{false, true} {
 		name := "steady"
 		if restart {
@@ -90,6 +91,7 @@ func TestScheduleDialsOnTime(t *testing.T) {
 
 // TestScheduleCancel: canceled attempts are never dialed.
 func TestScheduleCancel(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234", "+14155555678")
@@ -126,6 +128,7 @@ func TestScheduleCancel(t *testing.T) {
 // TestScheduleNeedsOutboundAssistant: a number without an outbound
 // assistant can neither place nor schedule calls.
 func TestScheduleNeedsOutboundAssistant(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/s.db"))
 	p := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": "+13125550150", "provider": "sandbox"}).data()["id"].(string)
 	c := b.must(201, "POST", "/v1/phone/contacts/"+p, map[string]any{"contacts": []any{map[string]any{"phoneNumber": "+14155551234"}}}).data()["created"].([]any)[0]

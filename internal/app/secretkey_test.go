@@ -13,6 +13,7 @@ import (
 // TestOpenSealer: where the secret key comes from, and that PostgreSQL
 // without one refuses to start with a message saying what to give.
 func TestOpenSealer(t *testing.T) {
+	t.Parallel()
 	log := discardLogger()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "data", "sb.db")
@@ -70,6 +71,7 @@ func TestOpenSealer(t *testing.T) {
 // makes switchboard.key next to the database, and after a restart the
 // password of a connection still opens with it.
 func TestSecretKeySurvivesRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConfig("sqlite:" + filepath.Join(dir, "sb.db"))
 	cfg.SecretKey = nil

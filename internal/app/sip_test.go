@@ -109,6 +109,7 @@ func (b *sipBundle) transcript(callID string) string {
 // transcript as a caller turn, and POST /v1/calls/{id}/end hangs up with
 // a BYE SIPp accepts; busy is busy.
 func TestSIPOutbound(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	for name, mk := range databases(t) {
 		t.Run(name, func(t *testing.T) {
@@ -181,6 +182,7 @@ func TestSIPOutbound(t *testing.T) {
 // by baresip); refused INVITEs get 404 (unknown number), 480 (no inbound
 // assistant) and 403 (a source outside inboundSources), and store nothing.
 func TestSIPInbound(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	for name, mk := range databases(t) {
 		t.Run(name, func(t *testing.T) {
@@ -239,6 +241,7 @@ func TestSIPInbound(t *testing.T) {
 // TestSIPInboundSource: an INVITE from outside the connection's inbound
 // sources is refused 403 and stores nothing.
 func TestSIPInboundSource(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := startSIP(t, dbURL, "127.0.0.1:5099", []string{"203.0.113.0/24"}, true)
@@ -258,6 +261,7 @@ func TestSIPInboundSource(t *testing.T) {
 // its key whatever it heard: how much of the answer was heard by then
 // depends on the machine's load, so only a prefix is asserted.
 func TestSIPInboundDTMF(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	siptest.RequireRawSockets(t)
 	eachDB(t, func(t *testing.T, dbURL string) {
@@ -281,6 +285,7 @@ func TestSIPInboundDTMF(t *testing.T) {
 // (a SIPp PBX) accepts; the call ends completed / assistant-transferred-call
 // and SIPp gets our BYE.
 func TestSIPTransfer(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	for name, mk := range databases(t) {
 		t.Run(name, func(t *testing.T) {
@@ -309,6 +314,7 @@ func TestSIPTransfer(t *testing.T) {
 // CANCEL (the SIPp callee answers 200 and 487); the call ends canceled /
 // api-ended-call.
 func TestSIPCancel(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	eachDB(t, func(t *testing.T, dbURL string) {
 		callee := siptest.StartSIPp(t, siptest.SIPpConfig{Scenario: siptest.UASNoAnswer})
@@ -330,6 +336,7 @@ func TestSIPCancel(t *testing.T) {
 // message after the beep and ends voicemail / customer-voicemail; a person
 // who says "Hello?" is left to talk.
 func TestSIPVoicemail(t *testing.T) {
+	t.Parallel()
 	siptest.Require(t)
 	machine, err := amdtest.Synthesize(t.Context(), amdtest.Clip{Name: "machine", Machine: true, Voice: "en-us", Speed: 150, Beep: true,
 		Text: "Hi, you've reached Dana. I can't take your call right now, please leave a message after the tone."})

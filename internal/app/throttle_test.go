@@ -57,6 +57,7 @@ func unknownKey() string { return auth.KeyPrefix + id.Random(10) + "_" + id.Rand
 // (missing keys too), while a key that works goes on working from the same
 // address, and a revoked one is refused even though it worked before.
 func TestUnauthenticatedFloodThrottled(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
 		cfg.RefusalLimit, cfg.RefusalBurst = 0.001, 5 // no refill during the test
@@ -113,6 +114,7 @@ func revokeByName(t *testing.T, b *testBundle, name string) {
 // TestForwardedForTrustedOnlyFromProxies: X-Forwarded-For names the client
 // only when the peer is a configured proxy; otherwise it changes nothing.
 func TestForwardedForTrustedOnlyFromProxies(t *testing.T) {
+	t.Parallel()
 	db := func() string { return "sqlite:" + t.TempDir() + "/xff.db" }
 
 	cfg := testConfig(db())
@@ -145,6 +147,7 @@ func TestForwardedForTrustedOnlyFromProxies(t *testing.T) {
 // a query). That it is refused without a lookup is httpapi's
 // TestMalformedIDsCostNoQuery.
 func TestForgedKeyBytes(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		for _, k := range []string{
@@ -168,6 +171,7 @@ func (b *testBundle) gatewayGet(rawQuery string, headers ...string) resp {
 // one, another organization's call and a phone call all get the same
 // answer, byte for byte but the request id; every answer has a request id.
 func TestGatewayRefusalsLookAlike(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		fa := b.fixture(b.key, "+14155550100")
@@ -216,6 +220,7 @@ func TestGatewayRefusalsLookAlike(t *testing.T) {
 // budget; past it they get 429 with Retry-After before any lookup, while
 // handshakes that succeed spend nothing.
 func TestGatewayRefusalsThrottled(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/gw.db")
 	cfg.RefusalLimit, cfg.RefusalBurst = 0.001, 3
 	b := start(t, cfg)
@@ -254,6 +259,7 @@ func grepLines(s, sub string) string {
 // token guards it; the metrics listener serves it (behind the token too,
 // when one is set).
 func TestMetricsNotPublic(t *testing.T) {
+	t.Parallel()
 	get := func(t *testing.T, u, token string) (int, string) {
 		t.Helper()
 		rq, _ := http.NewRequest("GET", u, nil)
@@ -334,6 +340,7 @@ func TestMetricsNotPublic(t *testing.T) {
 // X-Request-Id), spending the client's refusal budget; past it, 429 with
 // Retry-After.
 func TestMetricsTokenRefusals(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/m.db")
 	cfg.MetricsAddr, cfg.MetricsToken = "", "metrics-s3cret-4f1e"
 	cfg.RefusalLimit, cfg.RefusalBurst = 0.001, 2
@@ -380,6 +387,7 @@ func TestMetricsTokenRefusals(t *testing.T) {
 // write a log line each: the first is logged, the rest are counted by
 // reason in one line per window (and at shutdown).
 func TestAuthFailureLogsAggregated(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/logs.db")
 	var logs syncBuffer
 	m, err := Start(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)), &bytes.Buffer{})
@@ -435,6 +443,7 @@ func TestAuthFailureLogsAggregated(t *testing.T) {
 // fail the signature check spend the client's refusal budget like bad API
 // keys: past the burst they get 429 before any lookup.
 func TestTwilioForgeriesThrottled(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/tw.db")
 	cfg.RefusalLimit, cfg.RefusalBurst = 0.001, 3
 	b := start(t, cfg)

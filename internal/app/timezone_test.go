@@ -14,6 +14,7 @@ import (
 // before this rule keeps it: it is read back and its schedule is
 // accepted.
 func TestLegacyTimezonesRefused(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		f := b.fixture(b.key, "+14155550100", "+14155551234")

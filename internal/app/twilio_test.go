@@ -124,6 +124,7 @@ func waitState(t *testing.T, fc *twiliotest.Call, within time.Duration, what str
 // imported one stays in the account, no longer pointed here); Twilio
 // failing is a 503 naming it.
 func TestTwilioAccountAndNumbers(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := startTwilio(t, dbURL, "")
 		r := b.req("POST", "/v1/phone/connections", b.key, map[string]any{"provider": "twilio", "name": "Wrong",
@@ -200,6 +201,7 @@ func TestTwilioAccountAndNumbers(t *testing.T) {
 // machine (the assistant's voicemail setting: hang up) and Twilio
 // refusing the call each end as the outcome table says.
 func TestTwilioOutbound(t *testing.T) {
+	t.Parallel()
 	requireLocal(t) // the calls are spoken
 	siptest.Require(t)
 	speech := siptest.SpeechWAV(t, "Wait, I would like to book an appointment for tomorrow")
@@ -298,6 +300,7 @@ func TestTwilioOutbound(t *testing.T) {
 // request to any of Twilio's entry points without a valid signature is
 // refused 403 and creates nothing.
 func TestTwilioInbound(t *testing.T) {
+	t.Parallel()
 	requireLocal(t) // the call is spoken
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := startTwilio(t, dbURL, "")

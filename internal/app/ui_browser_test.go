@@ -93,6 +93,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // reload), opens it, and sees its transcript and latency chart; the CSP
 // blocks nothing the pages use.
 func TestDashboardBrowser(t *testing.T) {
+	t.Parallel()
 	ctx, problems := newBrowser(t)
 	b := start(t, testConfig("sqlite:"+filepath.Join(t.TempDir(), "ui.db")))
 

@@ -306,6 +306,7 @@ func (c *voiceClient) answer(tts speech.Synthesizer, words string, done func(pro
 // 8 kHz, recognized by the persona, whose spoken answers are recognized by
 // the assistant — and produces a two-sided transcript.
 func TestSandboxVoiceCall(t *testing.T) {
+	t.Parallel()
 	requireLocal(t)
 	cfg := testConfig(databases(t)["sqlite"](t))
 	cfg.SandboxVoice = true
@@ -359,6 +360,7 @@ const bargeInFlow = `{
 // and the transcript marks the turn interrupted and keeps only what was
 // played.
 func TestVoiceBargeIn(t *testing.T) {
+	t.Parallel()
 	tts := localVoice(t)
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
 	var flow any
@@ -439,6 +441,7 @@ func TestVoiceBargeIn(t *testing.T) {
 // the assistant's fallback, which speaks; without a fallback the call ends
 // failed with voice-failed instead of hanging.
 func TestVoiceProviderFailover(t *testing.T) {
+	t.Parallel()
 	requireLocal(t) // the fallback voice is local, and so is the recognizer
 	fake := speechtest.NewDeepgramSpeak(t,
 		speechtest.Speech{Status: 503}, speechtest.Speech{Status: 503}, speechtest.Speech{Status: 503}, speechtest.Speech{Status: 503})
@@ -482,6 +485,7 @@ func TestVoiceProviderFailover(t *testing.T) {
 // TestSandboxVoiceSlots: sandbox calls past --sandbox-voice-calls run as
 // text instead of overloading the local engines.
 func TestSandboxVoiceSlots(t *testing.T) {
+	t.Parallel()
 	requireLocal(t)
 	cfg := testConfig(databases(t)["sqlite"](t))
 	cfg.SandboxVoice, cfg.SandboxVoiceCalls = true, 1

@@ -113,6 +113,7 @@ func turnText(t *testing.T, evs []protocol.ServerEvent) string {
 // mode through a booking flow, then reads the call, its transcript and its
 // analysis.
 func TestWebCallBookingFlow(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		asst := b.bookingAssistant(b.key)
@@ -154,6 +155,7 @@ func TestWebCallBookingFlow(t *testing.T) {
 // tool call, a web call's assistant answers and ends the call through
 // endCall — for the OpenAI-compatible and the Anthropic wire formats.
 func TestWebCallModelEndsCall(t *testing.T) {
+	t.Parallel()
 	for _, prov := range []string{"openai", "anthropic"} {
 		t.Run(prov, func(t *testing.T) {
 			script := llmtest.Turn{Text: []string{"Of course", ", I'll ", "hang up now. ", "Goodbye!"},
@@ -207,6 +209,7 @@ func TestWebCallModelEndsCall(t *testing.T) {
 
 // TestWebCallBadFrames: bad frames get errors and the call goes on.
 func TestWebCallBadFrames(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/bad.db"))
 	asst := b.bookingAssistant(b.key)
 	callID, ws := b.dialWebCall(asst)
@@ -234,6 +237,7 @@ func TestWebCallBadFrames(t *testing.T) {
 
 // TestWebCallRefusals: the gateway refuses unknown, mismatched and second connections.
 func TestWebCallRefusals(t *testing.T) {
+	t.Parallel()
 	b := start(t, testConfig("sqlite:"+t.TempDir()+"/ref.db"))
 	asst := b.bookingAssistant(b.key)
 	r := b.must(201, "POST", "/v1/calls/initiate", map[string]any{"assistantId": asst})
@@ -272,6 +276,7 @@ func TestWebCallRefusals(t *testing.T) {
 
 // TestWebCallNeverJoined: a web call nobody joins ends failed.
 func TestWebCallNeverJoined(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/nj.db")
 	cfg.JoinTimeout = time.Second
 	b := start(t, cfg)

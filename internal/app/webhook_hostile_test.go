@@ -19,6 +19,7 @@ import (
 // IPv6 address carrying a loopback, private or metadata IPv4 address: each is
 // a 400 naming the field, and nothing is created; public IPv6 stays allowed.
 func TestWebhookURLGuardIPv6(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/g6.db")
 	cfg.WebhookAllowPrivate = false
 	b := start(t, cfg)
@@ -101,6 +102,7 @@ func (h *hostileReceiver) deliveries() map[string]int {
 // a printable excerpt, each message reaches its final state (delivered),
 // and none is sent again.
 func TestWebhookHostileAnswers(t *testing.T) {
+	t.Parallel()
 	random := make([]byte, 4096)
 	rand.NewChaCha8([32]byte{8}).Read(random)
 	var gz bytes.Buffer

@@ -69,6 +69,7 @@ func (r *receiver) wait(t *testing.T, typ string, within time.Duration) received
 }
 
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		b := start(t, testConfig(dbURL))
 		rec, srv := newReceiver(t, true)
@@ -175,6 +176,7 @@ func TestWebhooks(t *testing.T) {
 }
 
 func TestWebhookURLGuard(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("sqlite:" + t.TempDir() + "/g.db")
 	cfg.WebhookAllowPrivate = false
 	b := start(t, cfg)

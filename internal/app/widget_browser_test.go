@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"switchboard/internal/audio"
+	"switchboard/internal/doctest"
 	"switchboard/internal/sip/siptest"
 )
 
@@ -152,6 +153,7 @@ type mark struct {
 // captions show both; a click on "Hang up" ends the call
 // customer-ended-call.
 func TestWidgetBrowserCall(t *testing.T) {
+	t.Parallel()
 	chromium := requireBrowser(t)
 	requireLocal(t)
 	wav := callerWAV(t, "I would like to come in tomorrow", 4500*time.Millisecond, 3*time.Second)
@@ -325,6 +327,7 @@ func TestWidgetBrowserCall(t *testing.T) {
 // inline script, the widget's styles adopted), with the parameters from
 // its URL.
 func TestWidgetBrowserDemoPage(t *testing.T) {
+	t.Parallel()
 	chromium := requireBrowser(t)
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
 	ctx := browser(t, chromium, "")
@@ -422,6 +425,7 @@ func saveScreenshot(t *testing.T, png []byte) {
 // the publishable key does not name: the click is refused (CORS and the
 // server's 403) with a visible error, and no call is created.
 func TestWidgetBrowserOriginRefused(t *testing.T) {
+	t.Parallel()
 	chromium := requireBrowser(t)
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
 	asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Front desk"}).data()["id"].(string)
@@ -457,6 +461,7 @@ func TestWidgetBrowserOriginRefused(t *testing.T) {
 // the server refuses (no such call), and the click ends in a visible error
 // and an error event, not a hang or a retry loop.
 func TestWidgetBrowserModuleRefused(t *testing.T) {
+	t.Parallel()
 	chromium := requireBrowser(t)
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
 	wsBase := "ws" + strings.TrimPrefix(b.m.URL(), "http")
@@ -508,25 +513,39 @@ mount("#call", {gatewayUrl: "` + refused + `", test: true, onCall: (c) => c.on("
 	t.Logf("refused: status %q; events %s", status, evs)
 }
 
-// readmeBookingAssistant is README.md step 10's "Booking line" flow
-// assistant, as a newcomer creates it.
-const readmeBookingAssistant = `{
-  "name": "Booking line",
-  "model": {"provider": "flow"},
-  "flow": {"start": "greet", "nodes": {
-    "greet":    {"type": "say", "text": "Hi! This is Bright Smile Dental.", "next": "ask_date"},
-    "ask_date": {"type": "ask", "text": "What day would suit you?",
-                 "branches": [{"match": {"kind": "date"}, "capture": "date", "next": "confirm"}]},
-    "confirm":  {"type": "ask", "text": "So {{date}}, is that right?",
-                 "branches": [{"match": {"kind": "yesno", "value": true}, "next": "bye"},
-                              {"match": {"kind": "yesno", "value": false}, "next": "ask_date"}]},
-    "bye":      {"type": "end", "text": "You are booked for {{date}}. Goodbye!", "success": true}}},
-  "analysisPlan": {"structuredDataSchema": {"type": "object",
-    "properties": {"date": {"type": "string", "format": "date"}}}}
-}`
+// readmeBookingAssistant is the "Booking line" flow assistant of README.md
+// step 1, as a newcomer creates it: the JSON body of the step's first
+// block's POST /v1/assistants, read from the README itself, so that the
+// browser test talks to the assistant the README has the reader create.
+func readmeBookingAssistant(t *testing.T) map[string]any {
+	t.Helper()
+	const heading = "1. An assistant that converses offline"
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := doctest.Blocks(readme, "### "+heading)
+	if err != nil || len(blocks) == 0 || blocks[0].Heading != heading {
+		t.Fatalf("README.md: no shell block under %q (%v)", heading, err)
+	}
+	text := strings.Join(blocks[0].Lines, "\n")
+	i := strings.Index(text, "/v1/assistants -d '")
+	if i < 0 {
+		t.Fatalf("README.md %s: the first block does not POST /v1/assistants -d '{…}'", heading)
+	}
+	text = text[i+len("/v1/assistants -d '"):]
+	var body map[string]any
+	if err := json.NewDecoder(strings.NewReader(text)).Decode(&body); err != nil {
+		t.Fatalf("README.md %s: the assistant's body: %v", heading, err)
+	}
+	if body["name"] != "Booking line" {
+		t.Fatalf("README.md %s: the assistant is %v, want the Booking line", heading, body["name"])
+	}
+	return body
+}
 
 // TestWidgetBrowserBooking is a newcomer's first spoken call: README step
-// 10's booking flow, tried on the widget demo page (/widget/demo) in a
+// 1's booking flow, tried on the widget demo page (/widget/demo) in a
 // real chromium whose fake microphone says the README's answers (espeak-ng,
 // a day, then "Yes", with pauses for the endpointer; the file loops, and
 // the caller talks from the moment the call connects, over the greeting
@@ -540,11 +559,7 @@ func TestWidgetBrowserBooking(t *testing.T) {
 	t.Parallel()
 	wav := callerPhrasesWAV(t, 0, phrase{"Tuesday", 8 * time.Second}, phrase{"Yes", 8 * time.Second})
 	b := start(t, testConfig(databases(t)["sqlite"](t)))
-	var body map[string]any
-	if err := json.Unmarshal([]byte(readmeBookingAssistant), &body); err != nil {
-		t.Fatal(err)
-	}
-	asst := b.must(201, "POST", "/v1/assistants", body).data()["id"].(string)
+	asst := b.must(201, "POST", "/v1/assistants", readmeBookingAssistant(t)).data()["id"].(string)
 	origin := strings.TrimRight(b.m.URL(), "/")
 	pk := b.must(201, "POST", "/v1/public-keys", map[string]any{"name": "Demo", "assistantIds": []string{asst},
 		"origins": []string{origin}}).data()["key"].(string)
