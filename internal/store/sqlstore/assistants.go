@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
@@ -107,4 +108,34 @@ func (s *Store) DeleteAssistant(ctx context.Context, orgID, id string) error {
 		}
 		return nil
 	})
+}
+
+// AssistantNames reads the names of the organization's assistants among
+// ids, 500 to a statement.
+func (s *Store) AssistantNames(ctx context.Context, orgID string, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	for chunk := range slices.Chunk(ids, 500) {
+		args := []any{orgID}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := s.query(ctx, s.r, `SELECT id, name FROM assistants WHERE org_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, name string
+			if err := rows.Scan(&id, &name); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = name
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

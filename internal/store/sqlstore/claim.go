@@ -84,3 +84,12 @@ func (c claim) lease(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, l
 	}
 	return nil
 }
+
+// skipLockedOf lets several nodes claim rows of table (an alias in the
+// query) without waiting on each other; SQLite has one writer.
+func (s *Store) skipLockedOf(table string) string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE OF " + table + " SKIP LOCKED"
+	}
+	return ""
+}

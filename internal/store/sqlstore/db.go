@@ -1,7 +1,11 @@
 // Package sqlstore implements store.Store over database/sql with one set of
 // queries for SQLite and PostgreSQL. The queries are written with "?"
 // placeholders and rewritten once per dialect; the schema (see
-// internal/store/migrations) uses only types both databases share.
+// internal/store/migrations) uses only types both databases share. Each
+// aggregate of package store is implemented in the file of the same name
+// (calls.go implements store.Calls, attempts.go store.Attempts, …); db.go
+// holds the pools, transactions and statement cache, claim.go the lease
+// claimer.
 package sqlstore
 
 import (
@@ -294,4 +298,11 @@ func placeholders(n int) string {
 		return ""
 	}
 	return strings.Repeat("?, ", n-1) + "?"
+}
+
+func (s *Store) forUpdate() string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE"
+	}
+	return ""
 }
