@@ -1,7 +1,7 @@
 // Package scheduling runs scheduled outbound calls. A schedule's attempts
 // are rows in the database (the truth). The promoter, on the leader node,
 // hands out the attempts that have come due and fit under the caps
-// (store.LeaseAttemptsUnder: a lease on the attempt); every node's Dialer
+// (store.LeaseAttempts: a lease on the attempt); every node's Dialer
 // claims handed-out attempts with a hold of its own (store.ClaimDials) and
 // dials each: DialAttempt claims its attempt and creates the call in one
 // transaction, so an attempt is dialed at most once. An attempt is never
@@ -186,7 +186,7 @@ func (s *Service) promote(ctx context.Context) ([]schedule.Attempt, error) {
 	if room <= 0 {
 		return nil, nil
 	}
-	as, err := s.store.LeaseAttemptsUnder(ctx, now, s.cfg.DialLease, room, s.cfg.Caps)
+	as, err := s.store.LeaseAttempts(ctx, now, s.cfg.DialLease, room, s.cfg.Caps)
 	if err != nil || len(as) == 0 {
 		return nil, err
 	}

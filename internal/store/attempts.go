@@ -18,13 +18,6 @@ type Attempts interface {
 	// FailAttempt moves a pending attempt to failed with a reason.
 	FailAttempt(ctx context.Context, id, reason string, at time.Time) error
 
-	// LeaseAttempts hands out up to limit pending attempts that are due by
-	// now and not leased (never, or their lease ran out), earliest due
-	// first: each is leased until now+lease and its lease count raised, and
-	// is returned with the new count (Leases) and LeasedUntil. Two callers,
-	// on any nodes, never lease the same attempt at once.
-	LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error)
-
 	// LeasedAttempts counts pending attempts whose lease runs past now: the
 	// dials handed out and not yet made.
 	LeasedAttempts(ctx context.Context, now time.Time) (int, error)
@@ -40,17 +33,20 @@ type Attempts interface {
 	// Each comes with what placing its call needs (Dial).
 	ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]Dial, error)
 
-	// LeaseAttemptsUnder is LeaseAttempts that also keeps every cap: it
-	// leases only attempts whose schedule is not paused, that are inside
-	// their calling hours at now (one due but outside is moved to the next
-	// opening instead, never dropped), and whose lease keeps the live
-	// calls of their schedule (MaxConcurrentCalls), number and
-	// organization under the caps (caps: the server's; an organization's
-	// own lower them; 0 is none). Live calls are phone calls not ended,
-	// on any node, plus attempts leased and not dialed. An attempt over a
-	// cap stays pending, unleased. LeaseAttempts is LeaseAttemptsUnder
-	// with no server caps.
-	LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error)
+	// LeaseAttempts is the promoter's hand-out: up to limit pending
+	// attempts that are due by now and not leased (never, or their lease
+	// ran out), earliest due first, each leased until now+lease and its
+	// lease count raised, and returned with the new count (Leases) and
+	// LeasedUntil. Two callers, on any nodes, never lease the same attempt
+	// at once. It keeps every cap: it leases only attempts whose schedule
+	// is not paused, that are inside their calling hours at now (one due
+	// but outside is moved to the next opening instead, never dropped),
+	// and whose lease keeps the live calls of their schedule
+	// (MaxConcurrentCalls), number and organization under the caps (caps:
+	// the server's; an organization's own lower them; 0 is none). Live
+	// calls are phone calls not ended, on any node, plus attempts leased
+	// and not dialed. An attempt over a cap stays pending, unleased.
+	LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error)
 
 	// EndAttemptCall is UpdateCall for a call placed by an attempt: in
 	// the same transaction, when the call has just ended, it does end to

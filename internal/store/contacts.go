@@ -14,12 +14,10 @@ type Contacts interface {
 	AddContacts(ctx context.Context, orgID, purchaseID string, cs []phone.Contact) (created []phone.Contact, duplicates []int, err error)
 	ListContacts(ctx context.Context, orgID, purchaseID string, p Page) ([]phone.Contact, int, error)
 	DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error
-
-	// MissingContacts returns the ids in ids that are not contacts of the purchase.
-	MissingContacts(ctx context.Context, orgID, purchaseID string, ids []string) ([]string, error)
 	GetContact(ctx context.Context, orgID, id string) (phone.Contact, error)
 
-	// ContactZones (docs/ARCHITECTURE.md, "Campaign settings") returns the timezone of each id in ids that is a
-	// contact of the purchase ("" when it has none); other ids are absent.
+	// ContactZones returns the timezone of each id in ids that is a
+	// contact of the purchase ("" when it has none); other ids are absent
+	// (docs/ARCHITECTURE.md, "Campaign settings").
 	ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error)
 }

@@ -22,12 +22,23 @@ type Purchases interface {
 	// HeldNumbers lists the numbers of a provider that are currently purchased, by anyone.
 	HeldNumbers(ctx context.Context, provider string) (map[string]bool, error)
 
-	// AllocateAssistants sets the purchase's assistants and message. Each
-	// non-empty assistant id must name an assistant of the organization,
-	// checked in the same transaction (NotFound naming the field otherwise).
-	AllocateAssistants(ctx context.Context, orgID, purchaseID, inboundID, outboundID, message string, at time.Time) (phone.Purchase, error)
+	// AllocateAssistants sets one of the organization's purchases'
+	// assistants and message (a) and returns it. Each non-empty assistant
+	// id must name an assistant of the organization, checked in the same
+	// transaction (NotFound naming the field otherwise).
+	AllocateAssistants(ctx context.Context, a Allocation) (phone.Purchase, error)
 
 	// ReleasePurchase gives the number up and deletes its contacts. It is a
 	// Conflict while a schedule of the number has pending attempts.
 	ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error
+}
+
+// Allocation is what AllocateAssistants sets on a purchase: the assistants
+// that answer its inbound calls and place its outbound ones ("" for none),
+// and its message, changed at At.
+type Allocation struct {
+	OrgID, PurchaseID     string
+	InboundID, OutboundID string
+	Message               string
+	At                    time.Time
 }

@@ -64,12 +64,6 @@ func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time
 	return affected(res, err, "pending attempt")
 }
 
-// LeaseAttempts leases pending attempts that are due and unleased, under
-// no server caps (LeaseAttemptsUnder).
-func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error) {
-	return s.LeaseAttemptsUnder(ctx, now, lease, limit, schedule.Caps{})
-}
-
 // LeasedAttempts counts pending attempts whose lease runs past now.
 func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
 	var n int
@@ -196,13 +190,13 @@ type leaseCandidate struct {
 	orgCaps    schedule.Caps
 }
 
-// leasePages bounds the pages of due attempts one LeaseAttemptsUnder
+// leasePages bounds the pages of due attempts one LeaseAttempts
 // reads: each page after the first excludes the schedules, numbers and
 // organizations found full on the pages before.
 const leasePages = 20
 
-// LeaseAttemptsUnder leases due attempts inside their hours and under every cap.
-func (s *Store) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
+// LeaseAttempts leases due attempts inside their hours and under every cap.
+func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
 	// Every promotion asks every fraction of a second, mostly to hear
 	// "nothing": a read on the reader pool answers that without a write
 	// transaction (on SQLite, the one writer every API write and the
@@ -380,7 +374,7 @@ func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, li
 	return out, rows.Err()
 }
 
-// handOut is the promoter's lease on attempts (LeaseAttemptsUnder).
+// handOut is the promoter's lease on attempts (LeaseAttempts).
 var handOut = claim{Table: "attempts", Key: "id", Lease: "leased_until", Count: "leases"}
 
 // EndAttemptCall saves the call and, when it has just ended, does end to its attempt.

@@ -94,42 +94,6 @@ func (s *Store) DeleteContact(ctx context.Context, orgID, purchaseID, contactID 
 	})
 }
 
-// MissingContacts returns the ids that are not contacts of the purchase.
-func (s *Store) MissingContacts(ctx context.Context, orgID, purchaseID string, ids []string) ([]string, error) {
-	found := make(map[string]bool, len(ids))
-	const batch = 500
-	for start := 0; start < len(ids); start += batch {
-		chunk := ids[start:min(start+batch, len(ids))]
-		args := []any{orgID, purchaseID}
-		for _, id := range chunk {
-			args = append(args, id)
-		}
-		rows, err := s.query(ctx, s.r, `SELECT id FROM contacts WHERE org_id = ? AND purchase_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			found[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	var missing []string
-	for _, id := range ids {
-		if !found[id] {
-			missing = append(missing, id)
-		}
-	}
-	return missing, nil
-}
-
 // GetContact reads one contact.
 func (s *Store) GetContact(ctx context.Context, orgID, id string) (phone.Contact, error) {
 	c, err := scanContact(s.row(ctx, s.r, `SELECT `+contactCols+` FROM contacts WHERE org_id = ? AND id = ?`, orgID, id))

@@ -8,6 +8,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/phone"
+	"switchboard/internal/store"
 )
 
 // CreatePurchase stores a purchase; the number must not be held by anyone.
@@ -104,20 +105,20 @@ func (s *Store) HeldNumbers(ctx context.Context, provider string) (map[string]bo
 }
 
 // AllocateAssistants sets a purchase's assistants and message.
-func (s *Store) AllocateAssistants(ctx context.Context, orgID, purchaseID, inboundID, outboundID, message string, at time.Time) (phone.Purchase, error) {
+func (s *Store) AllocateAssistants(ctx context.Context, a store.Allocation) (phone.Purchase, error) {
 	var out phone.Purchase
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.getPurchase(ctx, tx, orgID, purchaseID); err != nil {
+		if _, err := s.getPurchase(ctx, tx, a.OrgID, a.PurchaseID); err != nil {
 			return err
 		}
 		var missing apperr.Fields
-		for field, aid := range map[string]string{"inboundAssistantId": inboundID, "outboundAssistantId": outboundID} {
+		for field, aid := range map[string]string{"inboundAssistantId": a.InboundID, "outboundAssistantId": a.OutboundID} {
 			if aid == "" {
 				continue
 			}
 			// Locked against a concurrent DeleteAssistant until commit.
 			var one int
-			err := s.row(ctx, tx, `SELECT 1 FROM assistants WHERE org_id = ? AND id = ?`+s.forShare(), orgID, aid).Scan(&one)
+			err := s.row(ctx, tx, `SELECT 1 FROM assistants WHERE org_id = ? AND id = ?`+s.forShare(), a.OrgID, aid).Scan(&one)
 			if err == sql.ErrNoRows {
 				missing.Add(field, "assistant %s not found", aid)
 			} else if err != nil {
@@ -128,11 +129,11 @@ func (s *Store) AllocateAssistants(ctx context.Context, orgID, purchaseID, inbou
 			return &apperr.Error{Kind: apperr.NotFound, Message: "assistant not found", Fields: missing}
 		}
 		if _, err := s.exec(ctx, tx, `UPDATE purchases SET inbound_assistant_id = ?, outbound_assistant_id = ?, message = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-			inboundID, outboundID, message, ms(at), orgID, purchaseID); err != nil {
+			a.InboundID, a.OutboundID, a.Message, ms(a.At), a.OrgID, a.PurchaseID); err != nil {
 			return err
 		}
 		var err error
-		out, err = s.getPurchase(ctx, tx, orgID, purchaseID)
+		out, err = s.getPurchase(ctx, tx, a.OrgID, a.PurchaseID)
 		return err
 	})
 	return out, err

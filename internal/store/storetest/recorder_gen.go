@@ -16,7 +16,7 @@ import (
 )
 
 // recorder is a store.Store that notes each method called, then calls the
-// store it wraps: 113 methods of store.Store and of the optional
+// store it wraps: 111 methods of store.Store and of the optional
 // interfaces (store.Counter), which it reaches by asserting the wrapped store to
 // them (the suite calls those only on a store that implements them).
 type recorder struct {
@@ -164,9 +164,9 @@ func (r *recorder) HeldNumbers(ctx context.Context, provider string) (map[string
 	return r.s.HeldNumbers(ctx, provider)
 }
 
-func (r *recorder) AllocateAssistants(ctx context.Context, orgID, purchaseID, inboundID, outboundID, message string, at time.Time) (phone.Purchase, error) {
+func (r *recorder) AllocateAssistants(ctx context.Context, a store.Allocation) (phone.Purchase, error) {
 	r.hit("AllocateAssistants")
-	return r.s.AllocateAssistants(ctx, orgID, purchaseID, inboundID, outboundID, message, at)
+	return r.s.AllocateAssistants(ctx, a)
 }
 
 func (r *recorder) ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error {
@@ -222,11 +222,6 @@ func (r *recorder) ListContacts(ctx context.Context, orgID, purchaseID string, p
 func (r *recorder) DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error {
 	r.hit("DeleteContact")
 	return r.s.DeleteContact(ctx, orgID, purchaseID, contactID)
-}
-
-func (r *recorder) MissingContacts(ctx context.Context, orgID, purchaseID string, ids []string) ([]string, error) {
-	r.hit("MissingContacts")
-	return r.s.MissingContacts(ctx, orgID, purchaseID, ids)
 }
 
 func (r *recorder) GetContact(ctx context.Context, orgID, id string) (phone.Contact, error) {
@@ -349,11 +344,6 @@ func (r *recorder) FailAttempt(ctx context.Context, id, reason string, at time.T
 	return r.s.FailAttempt(ctx, id, reason, at)
 }
 
-func (r *recorder) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error) {
-	r.hit("LeaseAttempts")
-	return r.s.LeaseAttempts(ctx, now, lease, limit)
-}
-
 func (r *recorder) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
 	r.hit("LeasedAttempts")
 	return r.s.LeasedAttempts(ctx, now)
@@ -364,9 +354,9 @@ func (r *recorder) ClaimDials(ctx context.Context, now time.Time, hold time.Dura
 	return r.s.ClaimDials(ctx, now, hold, limit)
 }
 
-func (r *recorder) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
-	r.hit("LeaseAttemptsUnder")
-	return r.s.LeaseAttemptsUnder(ctx, now, lease, limit, caps)
+func (r *recorder) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
+	r.hit("LeaseAttempts")
+	return r.s.LeaseAttempts(ctx, now, lease, limit, caps)
 }
 
 func (r *recorder) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
