@@ -63,9 +63,19 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Store is what the scheduler reads and writes: the aggregates of the
+// store it uses.
+type Store interface {
+	store.Schedules
+	store.Attempts
+	store.Contacts
+	store.Purchases
+	store.Orgs
+}
+
 // Service creates, reads, cancels and dials schedules.
 type Service struct {
-	store store.Store
+	store Store
 	calls *callctl.Service
 	cfg   Config
 	log   *slog.Logger
@@ -78,7 +88,7 @@ type Service struct {
 func (s *Service) DialHold() time.Duration { return s.cfg.DialLease / 3 }
 
 // New returns a Service.
-func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
+func New(st Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
 	cfg.DialLease = cmp.Or(cfg.DialLease, DefaultDialLease)
 	cfg.MaxLeased = cmp.Or(cfg.MaxLeased, DefaultMaxLeased)
 	cfg.MaxLeases = cmp.Or(cfg.MaxLeases, DefaultMaxLeases)
