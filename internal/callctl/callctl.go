@@ -22,9 +22,21 @@ import (
 	"switchboard/internal/view"
 )
 
+// Store is what call control reads and writes: the aggregates of the
+// store it uses.
+type Store interface {
+	store.Calls
+	store.Attempts
+	store.Assistants
+	store.Purchases
+	store.Connections
+	store.Contacts
+	store.Nodes
+}
+
 // Service places calls and follows them to their end.
 type Service struct {
-	store     store.Store
+	store     Store
 	providers map[string]telephony.Provider
 	log       *slog.Logger
 	now       func() time.Time
@@ -98,7 +110,7 @@ const hangupTTL = 2 * time.Minute
 const hangupTimeout = 10 * time.Second
 
 // New returns a Service. Providers are added with AddProvider before use.
-func New(st store.Store, log *slog.Logger) *Service {
+func New(st Store, log *slog.Logger) *Service {
 	s := &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]hangup{}}
 	s.early.Save = s.saveEarly
 	return s
@@ -306,7 +318,7 @@ func (s *Service) place(ctx context.Context, o *origin, c call.Call) (call.Call,
 }
 
 // suppressedEvents are the events queued when a scheduled call's number
-// turns out to be on the do-not-call list (store.Store.CreateCall).
+// turns out to be on the do-not-call list (store.Calls.CreateCall).
 func (s *Service) suppressedEvents(c call.Call) []store.Event {
 	if c.AttemptID == "" {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/numbers"
 	"switchboard/internal/phone"
+	"switchboard/internal/store"
 )
 
 // listNumbers lists the numbers that can be bought (numbers.Service.Available;
@@ -288,7 +289,7 @@ func (s *Server) allocateAssistant(ctx context.Context, r *request) (response, e
 	if !msgSet {
 		msg = cur.Message
 	}
-	p, err := s.store.AllocateAssistants(ctx, r.orgID, pid, in, out, msg, s.now())
+	p, err := s.store.AllocateAssistants(ctx, store.Allocation{OrgID: r.orgID, PurchaseID: pid, InboundID: in, OutboundID: out, Message: msg, At: s.now()})
 	if err != nil {
 		return response{}, onField(err, "id")
 	}

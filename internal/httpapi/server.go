@@ -81,10 +81,31 @@ type Recordings interface {
 	Open(rel string) (*os.File, fs.FileInfo, error)
 }
 
+// Store is what the REST API reads and writes: the aggregates of the
+// store it uses.
+type Store interface {
+	store.Orgs
+	store.Keys
+	store.PublicKeys
+	store.Assistants
+	store.Purchases
+	store.Connections
+	store.Contacts
+	store.Calls
+	store.DoNotCall
+	store.Schedules
+	store.Turns
+	store.Analyses
+	store.Webhooks
+	store.Outbox
+	store.Idempotency
+	store.RateLimits
+}
+
 // Server serves the REST API.
 type Server struct {
 	cfg     Config
-	store   store.Store
+	store   Store
 	calls   *callctl.Service
 	numbers *numbers.Service
 	sched   *scheduling.Service
@@ -116,7 +137,7 @@ type Server struct {
 }
 
 // New builds the API. reg receives the request metrics.
-func New(cfg Config, st store.Store, calls *callctl.Service, sched *scheduling.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
+func New(cfg Config, st Store, calls *callctl.Service, sched *scheduling.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
 	s := &Server{
 		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: id.Now,
 		used: newUsage(st, log), openapi: servedOpenAPI(cfg.PublicURL),
@@ -641,14 +662,14 @@ func (s *Server) idempotent(ctx context.Context, rt *route, req *request) (int, 
 
 // usage batches lastUsedAt updates: at most one write per key per minute.
 type usage struct {
-	st      store.Store
+	st      store.Keys
 	log     *slog.Logger
 	mu      sync.Mutex
 	pending map[string]time.Time
 	written map[string]time.Time
 }
 
-func newUsage(st store.Store, log *slog.Logger) *usage {
+func newUsage(st store.Keys, log *slog.Logger) *usage {
 	return &usage{st: st, log: log, pending: map[string]time.Time{}, written: map[string]time.Time{}}
 }
 

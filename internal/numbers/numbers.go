@@ -48,9 +48,16 @@ type TwilioAccounts interface {
 	Release(ctx context.Context, conn phone.Connection, number string, imported bool) error
 }
 
+// Store is what the number work reads and writes: the aggregates of the
+// store it uses.
+type Store interface {
+	store.Purchases
+	store.Connections
+}
+
 // Service does it. Its fields are set once, before use.
 type Service struct {
-	Store     store.Store
+	Store     Store
 	Providers Providers
 	// Twilio acts in organizations' Twilio accounts; nil refuses Twilio
 	// connections and numbers (Unavailable).

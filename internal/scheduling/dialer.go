@@ -43,7 +43,7 @@ const (
 // Workers attempts at once. It owns its loop and every batch's goroutine:
 // Stop ends them.
 type Dialer struct {
-	Store store.Store
+	Store store.Attempts
 	// Dial places the calls of a batch of attempts.
 	Dial    func(ctx context.Context, ds []store.Dial) error
 	Workers int

@@ -1,7 +1,7 @@
 // Package scheduling runs scheduled outbound calls. A schedule's attempts
 // are rows in the database (the truth). The promoter, on the leader node,
 // hands out the attempts that have come due and fit under the caps
-// (store.LeaseAttemptsUnder: a lease on the attempt); every node's Dialer
+// (store.LeaseAttempts: a lease on the attempt); every node's Dialer
 // claims handed-out attempts with a hold of its own (store.ClaimDials) and
 // dials each: DialAttempt claims its attempt and creates the call in one
 // transaction, so an attempt is dialed at most once. An attempt is never
@@ -63,9 +63,19 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Store is what the scheduler reads and writes: the aggregates of the
+// store it uses.
+type Store interface {
+	store.Schedules
+	store.Attempts
+	store.Contacts
+	store.Purchases
+	store.Orgs
+}
+
 // Service creates, reads, cancels and dials schedules.
 type Service struct {
-	store store.Store
+	store Store
 	calls *callctl.Service
 	cfg   Config
 	log   *slog.Logger
@@ -78,7 +88,7 @@ type Service struct {
 func (s *Service) DialHold() time.Duration { return s.cfg.DialLease / 3 }
 
 // New returns a Service.
-func New(st store.Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
+func New(st Store, calls *callctl.Service, cfg Config, log *slog.Logger) *Service {
 	cfg.DialLease = cmp.Or(cfg.DialLease, DefaultDialLease)
 	cfg.MaxLeased = cmp.Or(cfg.MaxLeased, DefaultMaxLeased)
 	cfg.MaxLeases = cmp.Or(cfg.MaxLeases, DefaultMaxLeases)
@@ -186,7 +196,7 @@ func (s *Service) promote(ctx context.Context) ([]schedule.Attempt, error) {
 	if room <= 0 {
 		return nil, nil
 	}
-	as, err := s.store.LeaseAttemptsUnder(ctx, now, s.cfg.DialLease, room, s.cfg.Caps)
+	as, err := s.store.LeaseAttempts(ctx, now, s.cfg.DialLease, room, s.cfg.Caps)
 	if err != nil || len(as) == 0 {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"math"
 	"slices"
 	"time"
@@ -14,6 +15,15 @@ const Day = 86_400_000
 
 // MaxOverviewDays bounds an overview's period.
 const MaxOverviewDays = 92
+
+// Overviews is the dashboard's overview: sums over the rollups kept with
+// each call's end and analysis.
+type Overviews interface {
+	// Overview sums the organization's ended calls created on f's UTC
+	// days, from the rollups kept with each call's end and analysis
+	// (docs/ARCHITECTURE.md, "The overview and the calls console").
+	Overview(ctx context.Context, orgID string, f OverviewFilter) (Overview, error)
+}
 
 // OverviewFilter selects what Overview sums: the calls created on the
 // UTC days From to To, both included (their times of day are ignored),

@@ -211,7 +211,7 @@ func (e *sse) event(name string, v any) error {
 // ended, and every call created since the last poll (one may start and
 // end between two polls).
 type listWatch struct {
-	st   store.Store
+	st   Store
 	org  string
 	now  func() time.Time
 	last time.Time            // when the previous poll began
@@ -307,7 +307,7 @@ func (l *listWatch) poll(ctx context.Context, out *sse) (bool, error) {
 
 // callWatch follows one call: its state and its new transcript lines.
 type callWatch struct {
-	st      store.Store
+	st      Store
 	org, id string
 	updated time.Time
 	seq     int

@@ -220,7 +220,7 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 	}
 	err := errs.Err()
 	if err == nil {
-		if _, err = s.st.AllocateAssistants(r.Context(), r.op.OrgID, pid, in, out, msg, s.cfg.Now()); err == nil {
+		if _, err = s.st.AllocateAssistants(r.Context(), store.Allocation{OrgID: r.op.OrgID, PurchaseID: pid, InboundID: in, OutboundID: out, Message: msg, At: s.cfg.Now()}); err == nil {
 			return seeOther(w, r, "/ui/numbers?done="+url.QueryEscape("Assistants saved."))
 		}
 		if apperr.Is(err, apperr.NotFound) && len(fieldsOf(err)) == 0 {

@@ -12,6 +12,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/numbers"
 	"switchboard/internal/secret"
+	"switchboard/internal/store"
 	"switchboard/internal/telephony"
 	"switchboard/internal/telephony/sandbox"
 )
@@ -142,7 +143,7 @@ func TestDeleteAssistantInUse(t *testing.T) {
 	if err := b.st.CreateAssistant(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.st.AllocateAssistants(ctx, b.orgA, pu.ID, a.ID, "", "", time.Now()); err != nil {
+	if _, err := b.st.AllocateAssistants(ctx, store.Allocation{OrgID: b.orgA, PurchaseID: pu.ID, InboundID: a.ID, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	br := b.signedIn(b.opA)

@@ -54,9 +54,28 @@ type Recordings interface {
 	Open(rel string) (*os.File, fs.FileInfo, error)
 }
 
+// Store is what the dashboard reads and writes: the aggregates of the
+// store it uses.
+type Store interface {
+	store.Analyses
+	store.Assistants
+	store.Calls
+	store.Connections
+	store.Contacts
+	store.Keys
+	store.Operators
+	store.Outbox
+	store.Overviews
+	store.PublicKeys
+	store.Purchases
+	store.Schedules
+	store.Turns
+	store.Webhooks
+}
+
 // Config is what the dashboard needs.
 type Config struct {
-	Store store.Store
+	Store Store
 	// Assistants reads assistants' documents as the REST API does (the
 	// configured providers, the tool URL guard). Default: the providers
 	// every server has (assistant.DefaultProviders), no tool URL accepted.
@@ -111,7 +130,7 @@ type Config struct {
 // Server is the dashboard's http.Handler.
 type Server struct {
 	cfg    Config
-	st     store.Store
+	st     Store
 	log    *slog.Logger
 	mux    *http.ServeMux
 	pages  *pages

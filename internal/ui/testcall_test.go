@@ -49,7 +49,7 @@ func TestTestCall(t *testing.T) {
 	sales := b.assistant(b.orgA, "Sales line")
 	pu := b.purchase(b.orgA, "+14155550100")
 	pu.OutboundAssistantID = sales.ID
-	if _, err := b.st.AllocateAssistants(t.Context(), b.orgA, pu.ID, "", sales.ID, "", b.clock.now()); err != nil {
+	if _, err := b.st.AllocateAssistants(t.Context(), store.Allocation{OrgID: b.orgA, PurchaseID: pu.ID, OutboundID: sales.ID, At: b.clock.now()}); err != nil {
 		t.Fatal(err)
 	}
 	theirs := b.purchase(b.orgB, "+14155550199")

@@ -12,6 +12,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/phone"
 	"switchboard/internal/store"
 )
 
@@ -36,13 +37,13 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 // GetCall reads one of the organization's calls.
 func (s *Store) GetCall(ctx context.Context, orgID, id string) (call.Call, error) {
 	c, err := scanCall(s.row(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE org_id = ? AND id = ?`, orgID, id))
-	return c, notFound(err, "call")
+	return c, wrap("GetCall", notFound(err, "call"))
 }
 
 // GetCallAnyOrg reads a call by id alone.
 func (s *Store) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error) {
 	c, err := scanCall(s.row(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE id = ?`, id))
-	return c, notFound(err, "call")
+	return c, wrap("GetCallAnyOrg", notFound(err, "call"))
 }
 
 // GetCallsAnyOrg reads calls by id alone, 500 to a statement.
@@ -55,7 +56,7 @@ func (s *Store) GetCallsAnyOrg(ctx context.Context, ids []string) ([]call.Call, 
 		}
 		cs, err := s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
 		if err != nil {
-			return nil, err
+			return nil, wrap("GetCallsAnyOrg", err)
 		}
 		out = append(out, cs...)
 	}
@@ -102,7 +103,7 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	// totals and a version of all its calls (see pageCache).
 	counts, err := s.callCounts(ctx, orgID)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListCalls", err)
 	}
 	key := pageKey{org: orgID, cond: cond + " number " + f.Number, args: fmt.Sprint(args...), page: f.Page.Page, size: f.PageSize}
 	if e, ok := s.pages.get(key, counts.version()); ok {
@@ -119,11 +120,11 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 		err = s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListCalls", err)
 	}
 	if f.Number == "" {
 		if out, err = s.listPage(ctx, cond, args, f, total); err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListCalls", err)
 		}
 	}
 	s.pages.put(key, counts.version(), pageEntry{calls: slices.Clone(out), total: total})
@@ -261,7 +262,7 @@ func resultJSON(r call.Result) string {
 
 // UpdateCall saves one call: UpdateCalls of one.
 func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
-	return only(s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}))
+	return wrap("UpdateCall", only(s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}})))
 }
 
 // UpdateCalls saves calls, each if its stored status is still its Prev, in
@@ -280,7 +281,7 @@ func (s *Store) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error
 		return s.bumpCounts(ctx, tx, deltas)
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrap("UpdateCalls", err)
 	}
 	return errs, nil
 }
@@ -388,7 +389,7 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 
 // SetCallRecording records that the call has a recording at path.
 func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("SetCallRecording", s.tx(ctx, func(tx *sql.Tx) error {
 		var typ string
 		var status int
 		err := s.row(ctx, tx, `SELECT type, status FROM calls WHERE org_id = ? AND id = ?`, orgID, callID).Scan(&typ, &status)
@@ -400,12 +401,13 @@ func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string
 		}
 		// The listing shows recordingUrl: move the organization's call version (see pageCache).
 		return s.bumpCounts(ctx, tx, []countDelta{s.delta(call.Call{ID: callID, OrgID: orgID, Type: call.Type(typ)}, call.Status(status), 0, 1)})
-	})
+	}))
 }
 
 // StaleCalls lists live calls not updated since before.
 func (s *Store) StaleCalls(ctx context.Context, before time.Time, limit int) ([]call.Call, error) {
-	return s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+	cs, err := s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+	return cs, wrap("StaleCalls", err)
 }
 
 // queryCalls reads the calls a query of callCols selects, on the readers.
@@ -426,21 +428,243 @@ func (s *Store) queryCalls(ctx context.Context, query string, args ...any) ([]ca
 	return out, rows.Err()
 }
 
-// CallCounts totals calls by status across organizations.
-func (s *Store) CallCounts(ctx context.Context) (map[call.Status]int64, error) {
-	rows, err := s.query(ctx, s.r, `SELECT status, SUM(n) FROM call_counts GROUP BY status`)
+// CreateCall stores one call: CreateCalls of one.
+func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
+	return wrap("CreateCall", only(s.CreateCalls(ctx, []store.NewCall{{Call: c, Suppressed: suppressed}})))
+}
+
+// only is the outcome of a batch of one: the batch's error, else its
+// one item's.
+func only(errs []error, err error) error {
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// CreateCalls stores calls and, for scheduled ones, claims their attempts,
+// in one transaction and a few statements whatever their number (a
+// dialer's batch). Each call goes through the steps in order, and the
+// first that refuses it records its error: the claim of a paused
+// schedule's attempt gives the attempt back (givePausedBack); a dial to a
+// number on the do-not-call list stores nothing and suppresses the
+// attempt (suppressListed); an attempt no longer pending is a Conflict
+// (claimAttempts); the rest are inserted with their totals (insertCalls).
+func (s *Store) CreateCalls(ctx context.Context, ncs []store.NewCall) ([]error, error) {
+	errs := make([]error, len(ncs))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		clear(errs)
+		for _, step := range []func(context.Context, *sql.Tx, []store.NewCall, []error) error{
+			s.givePausedBack, s.suppressListed, s.claimAttempts, s.insertCalls,
+		} {
+			if err := step(ctx, tx, ncs, errs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("CreateCalls", err)
+	}
+	return errs, nil
+}
+
+// open are the indexes of the calls no step has refused yet that keep
+// holds true of.
+func open(ncs []store.NewCall, errs []error, keep func(c call.Call) bool) []int {
+	var out []int
+	for i, nc := range ncs {
+		if errs[i] == nil && keep(nc.Call) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func scheduled(c call.Call) bool { return c.AttemptID != "" }
+
+// givePausedBack reads the schedules of the calls' attempts under a shared
+// lock (FOR SHARE on PostgreSQL; SQLite has one writer) while
+// SetSchedulePaused takes it exclusively: a pause either committed before
+// the claim and is seen here, or waits for it. The attempts of paused
+// schedules are given back (unleased) and their calls refused.
+func (s *Store) givePausedBack(ctx context.Context, tx *sql.Tx, ncs []store.NewCall, errs []error) error {
+	idx := open(ncs, errs, scheduled)
+	byAttempt := make(map[string]int, len(idx))
+	for _, i := range idx {
+		byAttempt[ncs[i].Call.AttemptID] = i
+	}
+	lock := ""
+	if s.d.Name == "postgres" {
+		lock = " FOR SHARE OF sc"
+	}
+	var paused []string
+	for chunk := range slices.Chunk(idx, 500) {
+		args := make([]any, len(chunk))
+		for j, i := range chunk {
+			args[j] = ncs[i].Call.AttemptID
+		}
+		rows, err := s.query(ctx, tx, `SELECT a.id, sc.paused_at FROM attempts a JOIN schedules sc ON sc.id = a.schedule_id
+			WHERE a.id IN (`+placeholders(len(chunk))+`)`+lock, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			var at int64
+			if err := rows.Scan(&id, &at); err != nil {
+				rows.Close()
+				return err
+			}
+			if at != 0 {
+				paused = append(paused, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	for chunk := range slices.Chunk(paused, 500) {
+		args := make([]any, len(chunk))
+		for j, id := range chunk {
+			args[j] = id
+			errs[byAttempt[id]] = apperr.Conflictf("attempt %s: its schedule is paused; it was given back undialed", id)
+		}
+		if _, err := s.exec(ctx, tx, `UPDATE attempts SET leased_until = 0 WHERE state = 'pending' AND id IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outbound is a call the do-not-call list applies to.
+func outbound(c call.Call) bool {
+	return c.Type == call.Phone && c.Direction != call.Inbound && c.To != ""
+}
+
+// suppressListed refuses the calls to numbers on their organization's
+// do-not-call list: phone.Suppressed, and a scheduled call's attempt
+// becomes suppressed with its events queued. The list is read under the
+// lock AddDNC takes on each (organization, number) (lockNumbers; every
+// key of the batch in one order), in a statement that starts once the
+// locks are held: under READ COMMITTED a statement reads the snapshot
+// taken when it starts, so an add that committed while this waited is
+// seen.
+func (s *Store) suppressListed(ctx context.Context, tx *sql.Tx, ncs []store.NewCall, errs []error) error {
+	idx := open(ncs, errs, outbound)
+	if len(idx) == 0 {
+		return nil
+	}
+	byOrg := map[string][]int{}
+	keys := make([]int32, 0, len(idx))
+	for _, i := range idx {
+		c := ncs[i].Call
+		byOrg[c.OrgID] = append(byOrg[c.OrgID], i)
+		keys = append(keys, dncLockKey(c.OrgID, c.To))
+	}
+	if err := s.lockKeys(ctx, tx, keys); err != nil {
+		return err
+	}
+	for org, is := range byOrg {
+		for chunk := range slices.Chunk(is, 500) {
+			args := []any{org}
+			for _, i := range chunk {
+				args = append(args, ncs[i].Call.To)
+			}
+			listed, err := s.querySet(ctx, tx, `SELECT number FROM dnc WHERE org_id = ? AND number IN (`+placeholders(len(chunk))+`)`, args...)
+			if err != nil {
+				return err
+			}
+			for _, i := range chunk {
+				c := ncs[i].Call
+				if !listed[c.To] {
+					continue
+				}
+				errs[i] = phone.Suppressed(c.To)
+				if c.AttemptID == "" {
+					continue
+				}
+				if ok, err := s.suppressAttempt(ctx, tx, c, ncs[i].Suppressed); err != nil {
+					return err
+				} else if !ok {
+					errs[i] = apperr.Conflictf("attempt %s is no longer pending", c.AttemptID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// claimAttempts moves the calls' attempts from pending to dialed, linking
+// each to its call, in one statement per 300: the attempts it did not
+// move (dialed meanwhile, canceled) refuse their calls with a Conflict.
+// This is the claim that makes an attempt dialed at most once.
+func (s *Store) claimAttempts(ctx context.Context, tx *sql.Tx, ncs []store.NewCall, errs []error) error {
+	idx := open(ncs, errs, scheduled)
+	for chunk := range slices.Chunk(idx, 300) {
+		rows, args := values(chunk, "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))", func(i int) []any {
+			c := ncs[i].Call
+			return []any{c.AttemptID, c.ID, ms(c.CreatedAt)}
+		})
+		claimed, err := s.querySet(ctx, tx, `WITH v (id, call_id, at) AS (VALUES `+rows+`)
+			UPDATE attempts SET state = 'dialed', call_id = v.call_id, updated_at = v.at FROM v
+			WHERE attempts.id = v.id AND attempts.state = 'pending' RETURNING attempts.id`, args...)
+		if err != nil {
+			return err
+		}
+		for _, i := range chunk {
+			if a := ncs[i].Call.AttemptID; !claimed[a] {
+				errs[i] = apperr.Conflictf("attempt %s is no longer pending", a)
+			}
+		}
+	}
+	return nil
+}
+
+// insertCalls inserts the calls no step refused, 100 to a statement, and
+// adds them to their organizations' totals, all on the shard of the
+// first: a batch locks one row of each total, not every shard's, so the
+// calls' own changes (each on its call's shard) seldom wait for it. A
+// shard's row may go below zero; the totals are sums over the shards.
+func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall, errs []error) error {
+	idx := open(ncs, errs, func(call.Call) bool { return true })
+	if len(idx) == 0 {
+		return nil
+	}
+	row := "(" + placeholders(strings.Count(callCols, ",")+1) + ")"
+	shard := s.shard(ncs[idx[0]].Call.ID)
+	var deltas []countDelta
+	for chunk := range slices.Chunk(idx, 100) {
+		rows, args := values(chunk, row, func(i int) []any {
+			c := ncs[i].Call
+			deltas = append(deltas, countDelta{org: c.OrgID, typ: c.Type, status: c.Status, shard: shard, n: 1})
+			return []any{c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
+				string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
+				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID}
+		})
+		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES `+rows, args...); err != nil {
+			return err
+		}
+	}
+	return s.bumpCounts(ctx, tx, deltas)
+}
+
+// querySet runs a statement that returns one text column and collects
+// the values.
+func (s *Store) querySet(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[string]bool, error) {
+	rows, err := s.query(ctx, tx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[call.Status]int64{}
+	set := map[string]bool{}
 	for rows.Next() {
-		var st int
-		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
+		var v string
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		out[call.Status(st)] = n
+		set[v] = true
 	}
-	return out, rows.Err()
+	return set, rows.Err()
 }

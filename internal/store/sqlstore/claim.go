@@ -16,7 +16,7 @@ import (
 // SKIP LOCKED (a concurrent claimer skips them instead of waiting); SQLite
 // has one writer. Analyses (ClaimAnalyses), webhook messages (ClaimOutbox)
 // and a dialer's attempts (ClaimDials) are claimed through it; the
-// promoter (LeaseAttemptsUnder) picks its rows under the caps itself and
+// promoter (LeaseAttempts) picks its rows under the caps itself and
 // leases them with its write (claim.lease).
 type claim struct {
 	// Table and Alias name the claimed table in Select's FROM.
@@ -67,7 +67,7 @@ func (c claim) run(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, lea
 
 // lease leases the rows of keys until now+lease (and raises Count), in
 // batches: the claim's write, also used by a claimer that chose its rows
-// itself (LeaseAttemptsUnder, which keeps the caps).
+// itself (LeaseAttempts, which keeps the caps).
 func (c claim) lease(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, lease time.Duration, keys []string) error {
 	set := c.Lease + " = ?"
 	if c.Count != "" {
@@ -83,4 +83,13 @@ func (c claim) lease(ctx context.Context, s *Store, tx *sql.Tx, now time.Time, l
 		}
 	}
 	return nil
+}
+
+// skipLockedOf lets several nodes claim rows of table (an alias in the
+// query) without waiting on each other; SQLite has one writer.
+func (s *Store) skipLockedOf(table string) string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE OF " + table + " SKIP LOCKED"
+	}
+	return ""
 }

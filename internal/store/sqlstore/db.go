@@ -1,7 +1,11 @@
 // Package sqlstore implements store.Store over database/sql with one set of
 // queries for SQLite and PostgreSQL. The queries are written with "?"
 // placeholders and rewritten once per dialect; the schema (see
-// internal/store/migrations) uses only types both databases share.
+// internal/store/migrations) uses only types both databases share. Each
+// aggregate of package store is implemented in the file of the same name
+// (calls.go implements store.Calls, attempts.go store.Attempts, …); db.go
+// holds the pools, transactions and statement cache, claim.go the lease
+// claimer.
 package sqlstore
 
 import (
@@ -69,9 +73,9 @@ func (s *Store) Writer() *sql.DB { return s.w }
 // Ping checks that both pools answer.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
-		return err
+		return wrap("Ping", err)
 	}
-	return s.r.PingContext(ctx)
+	return wrap("Ping", s.r.PingContext(ctx))
 }
 
 // Close closes the prepared statements and both pools.
@@ -84,7 +88,7 @@ func (s *Store) Close() error {
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}
-	return err
+	return wrap("Close", err)
 }
 
 // q rewrites a query for the dialect, once.
@@ -253,6 +257,34 @@ func fromMS(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
+// opError is an error as a store method returns it: named by the method,
+// so that a log line says which call failed; Unwrap gives the driver's
+// error (errors.Is and errors.As see through it).
+type opError struct {
+	method string
+	err    error
+}
+
+func (e *opError) Error() string { return "sqlstore: " + e.method + ": " + e.err.Error() }
+
+func (e *opError) Unwrap() error { return e.err }
+
+// wrap names method on err, the error a method of Store returns. nil, a
+// classified error (apperr: its message is the client's, and says what
+// failed) and one already named (a method that returns another's error)
+// pass as they are.
+func wrap(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var classified *apperr.Error
+	var named *opError
+	if errors.As(err, &classified) || errors.As(err, &named) {
+		return err
+	}
+	return &opError{method: method, err: err}
+}
+
 // notFound turns sql.ErrNoRows into apperr.NotFound.
 func notFound(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {
@@ -294,4 +326,11 @@ func placeholders(n int) string {
 		return ""
 	}
 	return strings.Repeat("?, ", n-1) + "?"
+}
+
+func (s *Store) forUpdate() string {
+	if s.d.Name == "postgres" {
+		return " FOR UPDATE"
+	}
+	return ""
 }

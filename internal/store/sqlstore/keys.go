@@ -10,66 +10,15 @@ import (
 	"switchboard/internal/auth"
 )
 
-// Bootstrap creates the first organization and key when there is none.
-func (s *Store) Bootstrap(ctx context.Context, org auth.Org, key auth.Key) (bool, error) {
-	created := false
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		created = false
-		if s.d.SerializeTx != "" {
-			if _, err := s.exec(ctx, tx, s.d.SerializeTx); err != nil {
-				return err
-			}
-		}
-		var n int
-		if err := s.row(ctx, tx, `SELECT COUNT(*) FROM orgs`).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		if err := s.insertOrg(ctx, tx, org); err != nil {
-			return err
-		}
-		created = true
-		return s.insertKey(ctx, tx, key)
-	})
-	if err != nil {
-		if s.d.IsUnique(err) {
-			return false, nil // another node bootstrapped first
-		}
-		return false, err
-	}
-	return created, nil
-}
-
-// CreateOrg stores a new organization.
-func (s *Store) CreateOrg(ctx context.Context, org auth.Org) error {
-	return s.insertOrg(ctx, s.w, org)
-}
-
-func (s *Store) insertOrg(ctx context.Context, q querier, org auth.Org) error {
-	_, err := s.exec(ctx, q, `INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)`, org.ID, org.Name, ms(org.CreatedAt))
-	return err
-}
-
-// GetOrg reads an organization.
-func (s *Store) GetOrg(ctx context.Context, id string) (auth.Org, error) {
-	var o auth.Org
-	var created int64
-	err := s.row(ctx, s.r, `SELECT id, name, created_at FROM orgs WHERE id = ?`, id).Scan(&o.ID, &o.Name, &created)
-	o.CreatedAt = fromMS(created)
-	return o, notFound(err, "organization")
-}
-
 // CreateKey stores a key for an existing organization.
 func (s *Store) CreateKey(ctx context.Context, key auth.Key) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreateKey", s.tx(ctx, func(tx *sql.Tx) error {
 		var one int
 		if err := s.row(ctx, tx, `SELECT 1 FROM orgs WHERE id = ?`, key.OrgID).Scan(&one); err != nil {
 			return notFound(err, "organization")
 		}
 		return s.insertKey(ctx, tx, key)
-	})
+	}))
 }
 
 func (s *Store) insertKey(ctx context.Context, q querier, k auth.Key) error {
@@ -96,31 +45,31 @@ func scanKey(sc interface{ Scan(...any) error }) (auth.Key, error) {
 // GetKey reads a key by id.
 func (s *Store) GetKey(ctx context.Context, id string) (auth.Key, error) {
 	k, err := scanKey(s.row(ctx, s.r, `SELECT `+keyCols+` FROM api_keys WHERE id = ?`, id))
-	return k, notFound(err, "key")
+	return k, wrap("GetKey", notFound(err, "key"))
 }
 
 // ListKeys lists an organization's keys, oldest first.
 func (s *Store) ListKeys(ctx context.Context, orgID string) ([]auth.Key, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+keyCols+` FROM api_keys WHERE org_id = ? ORDER BY created_at, id`, orgID)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListKeys", err)
 	}
 	defer rows.Close()
 	var out []auth.Key
 	for rows.Next() {
 		k, err := scanKey(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListKeys", err)
 		}
 		out = append(out, k)
 	}
-	return out, rows.Err()
+	return out, wrap("ListKeys", rows.Err())
 }
 
 // RevokeKey revokes a key; revoking twice keeps the first time.
 func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	res, err := s.exec(ctx, s.w, `UPDATE api_keys SET revoked_at = CASE WHEN revoked_at = 0 THEN ? ELSE revoked_at END WHERE id = ?`, ms(at), id)
-	return affected(res, err, "key")
+	return wrap("RevokeKey", affected(res, err, "key"))
 }
 
 // TouchKeys records last use times, never moving one backwards.
@@ -128,12 +77,12 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 	if len(used) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("TouchKeys", s.tx(ctx, func(tx *sql.Tx) error {
 		for id, at := range used {
 			if _, err := s.exec(ctx, tx, `UPDATE api_keys SET last_used_at = ? WHERE id = ? AND last_used_at < ?`, ms(at), id, ms(at)); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}))
 }

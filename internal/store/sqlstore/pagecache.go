@@ -1,64 +1,10 @@
 package sqlstore
 
 import (
-	"context"
 	"sync"
 
 	"switchboard/internal/call"
 )
-
-// orgCounts are an organization's call totals by (type, status).
-type orgCounts []countRow
-
-type countRow struct {
-	typ        call.Type
-	status     call.Status
-	n, changes int64
-}
-
-func (s *Store) callCounts(ctx context.Context, orgID string) (orgCounts, error) {
-	rows, err := s.query(ctx, s.r, `SELECT type, status, n, changes FROM call_counts WHERE org_id = ?`, orgID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out orgCounts
-	for rows.Next() {
-		var typ string
-		var st int
-		var n, ch int64
-		if err := rows.Scan(&typ, &st, &n, &ch); err != nil {
-			return nil, err
-		}
-		out = append(out, countRow{call.Type(typ), call.Status(st), n, ch})
-	}
-	return out, rows.Err()
-}
-
-// total is the number of calls of the type and status (zero values: any).
-func (c orgCounts) total(typ call.Type, status *call.Status) int {
-	var n int64
-	for _, r := range c {
-		if (typ == "" || r.typ == typ) && (status == nil || r.status == *status) {
-			n += r.n
-		}
-	}
-	return int(n)
-}
-
-// version identifies the state of all of an organization's calls. Calls
-// are only ever inserted (Σ n grows) or updated (Σ changes grows), each in
-// the same transaction as its call_counts update, and neither sum ever
-// shrinks; so every change to any call of the organization changes the
-// version. Nothing else writes the calls table.
-func (c orgCounts) version() [2]int64 {
-	var v [2]int64
-	for _, r := range c {
-		v[0] += r.n
-		v[1] += r.changes
-	}
-	return v
-}
 
 type pageKey struct {
 	org, cond, args string

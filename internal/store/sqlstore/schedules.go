@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"time"
 
-	"switchboard/internal/apperr"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 )
@@ -21,7 +19,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 	datesJSON, _ := json.Marshal(dates)
 	contactsJSON, _ := json.Marshal(sc.ContactIDs)
 	hours, retry := settingsJSON(sc)
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreateSchedule", s.tx(ctx, func(tx *sql.Tx) error {
 		// The number must still be held; the row lock makes a concurrent
 		// ReleasePurchase wait and then see these pending attempts.
 		var one int
@@ -57,7 +55,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 const scheduleCols = `id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at, canceled_at,
@@ -90,75 +88,44 @@ func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error)
 	return s, nil
 }
 
-const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, a.leases, a.leased_until,
-	COALESCE(c.status, -1), COALESCE(c.outcome, ''), a.requested_at, a.tries, a.lease_base, COALESCE(c.ended_reason, ''), COALESCE(c.created_at, 0)`
-
-func scanAttempt(sc interface{ Scan(...any) error }) (schedule.Attempt, error) {
-	var a schedule.Attempt
-	var state, tries string
-	var due, updated, leased, requested, callCreated int64
-	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.Leases, &leased,
-		&a.CallStatus, &a.CallOutcome, &requested, &tries, &a.LeaseBase, &a.CallEndedReason, &callCreated)
-	a.State, a.DueAt, a.UpdatedAt, a.LeasedUntil = schedule.AttemptState(state), fromMS(due), fromMS(updated), fromMS(leased)
-	a.RequestedAt, a.Tries, a.CallCreatedAt = fromMS(requested), parseTries(tries), fromMS(callCreated)
-	return a, err
-}
-
-func (s *Store) attempts(ctx context.Context, q querier, where string, args ...any) ([]schedule.Attempt, error) {
-	rows, err := s.query(ctx, q, `SELECT `+attemptCols+` FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> '' WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []schedule.Attempt{}
-	for rows.Next() {
-		a, err := scanAttempt(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
-}
-
 // GetSchedule reads a schedule and its attempts in due order.
 func (s *Store) GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error) {
 	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE org_id = ? AND id = ?`, orgID, id))
 	if err != nil {
-		return sc, nil, notFound(err, "schedule")
+		return sc, nil, wrap("GetSchedule", notFound(err, "schedule"))
 	}
 	as, err := s.attempts(ctx, s.r, `a.schedule_id = ? ORDER BY a.due_at, a.id`, id)
-	return sc, as, err
+	return sc, as, wrap("GetSchedule", err)
 }
 
 // ListSchedules lists schedules newest first with attempt counts.
 func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) ([]store.ScheduleSummary, int, error) {
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM schedules WHERE org_id = ?`, orgID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListSchedules", err)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		orgID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListSchedules", err)
 	}
 	out := []store.ScheduleSummary{}
 	for rows.Next() {
 		sc, err := scanSchedule(rows)
 		if err != nil {
 			rows.Close()
-			return nil, 0, err
+			return nil, 0, wrap("ListSchedules", err)
 		}
 		out = append(out, store.ScheduleSummary{Schedule: sc})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListSchedules", err)
 	}
 	now := time.Now()
 	for i := range out {
 		if err := s.summarize(ctx, &out[i], now); err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListSchedules", err)
 		}
 	}
 	return out, total, nil
@@ -227,7 +194,7 @@ func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Ti
 		out.Paused, out.Canceled, out.State = paused != 0, canceled != 0, sc.State(live)
 		return nil
 	})
-	return out, err
+	return out, wrap("CancelSchedule", err)
 }
 
 // liveAttempts counts a schedule's attempts that may still produce a
@@ -239,73 +206,128 @@ func (s *Store) liveAttempts(ctx context.Context, q querier, scheduleID string) 
 	return n, err
 }
 
-// GetAttempt reads an attempt with its schedule.
-func (s *Store) GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error) {
-	as, err := s.attempts(ctx, s.r, `a.id = ?`, id)
+// Campaign settings of schedules (docs/ARCHITECTURE.md, "Campaign
+// settings"): calling hours, retries, caps, pause.
+
+// settingsJSON is how a schedule's hours and retry policy are stored: ""
+// for the zero value (any time; no retry), the rows' meaning before they
+// existed.
+func settingsJSON(sc schedule.Schedule) (hours, retry string) {
+	if !sc.Hours.AnyTime() {
+		b, _ := json.Marshal(sc.Hours)
+		hours = string(b)
+	}
+	if sc.Retry != (schedule.RetryPolicy{}) {
+		b, _ := json.Marshal(sc.Retry)
+		retry = string(b)
+	}
+	return hours, retry
+}
+
+func parseHours(s string) schedule.CallingHours {
+	var h schedule.CallingHours
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &h)
+	}
+	return h
+}
+
+func parseRetry(s string) schedule.RetryPolicy {
+	var p schedule.RetryPolicy
+	if s != "" {
+		_ = json.Unmarshal([]byte(s), &p)
+	}
+	return p
+}
+
+// allFinal is true of a schedule (alias sched) none of whose attempts is
+// pending or has a live call.
+const allFinal = `NOT EXISTS (SELECT 1 FROM attempts a WHERE a.schedule_id = sched.id AND a.state = 'pending')
+	AND NOT EXISTS (SELECT 1 FROM attempts a JOIN calls c ON c.id = a.call_id
+		WHERE a.schedule_id = sched.id AND a.state = 'dialed' AND c.status < 3)`
+
+// DoneSchedules lists schedules whose attempts are all final and that are
+// not marked completed, with their counts.
+func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]store.ScheduleSummary, error) {
+	rows, err := s.query(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules sched WHERE sched.completed_at = 0 AND `+allFinal+`
+		ORDER BY sched.created_at LIMIT ?`, limit)
 	if err != nil {
-		return schedule.Attempt{}, schedule.Schedule{}, err
+		return nil, wrap("DoneSchedules", err)
 	}
-	if len(as) == 0 {
-		return schedule.Attempt{}, schedule.Schedule{}, apperr.NotFoundf("attempt not found")
+	var out []store.ScheduleSummary
+	for rows.Next() {
+		sc, err := scanSchedule(rows)
+		if err != nil {
+			rows.Close()
+			return nil, wrap("DoneSchedules", err)
+		}
+		out = append(out, store.ScheduleSummary{Schedule: sc})
 	}
-	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules WHERE id = ?`, as[0].ScheduleID))
-	return as[0], sc, notFound(err, "schedule")
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, wrap("DoneSchedules", err)
+	}
+	now := time.Now()
+	for i := range out {
+		if err := s.summarize(ctx, &out[i], now); err != nil {
+			return nil, wrap("DoneSchedules", err)
+		}
+	}
+	return out, nil
 }
 
-// FailAttempt marks a pending attempt failed.
-func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time) error {
-	res, err := s.exec(ctx, s.w, `UPDATE attempts SET state = 'failed', error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`, reason, ms(at), id)
-	return affected(res, err, "pending attempt")
-}
-
-// LeaseAttempts leases pending attempts that are due and unleased, under
-// no server caps (LeaseAttemptsUnder).
-func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]schedule.Attempt, error) {
-	return s.LeaseAttemptsUnder(ctx, now, lease, limit, schedule.Caps{})
-}
-
-// LeasedAttempts counts pending attempts whose lease runs past now.
-func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
-	var n int
-	err := s.row(ctx, s.r, `SELECT COUNT(*) FROM attempts WHERE state = 'pending' AND leased_until > ?`, ms(now)).Scan(&n)
-	return n, err
-}
-
-// ClaimDials holds handed-out attempts for a node's dialer, each with its
-// schedule's number and its contact's phone number.
-func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]store.Dial, error) {
-	// Every node asks every tenth of a second, mostly to hear "nothing":
-	// a read on the reader pool answers that without a write transaction.
-	const dialable = `a.state = 'pending' AND a.leased_until > ? AND a.dial_until <= ?`
-	var one int
-	err := s.row(ctx, s.r, `SELECT 1 FROM attempts a WHERE `+dialable+` LIMIT 1`, ms(now), ms(now)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The attempts are picked alone (up to MaxLeased are handed out; a
-	// claim takes a few hundred), then joined to their number and phone.
-	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
-		Select: `SELECT a.id FROM attempts a WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`,
-		Join: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, '')
-			FROM picked JOIN attempts a ON a.id = picked.id JOIN schedules sc ON sc.id = a.schedule_id
-			LEFT JOIN contacts ct ON ct.id = a.contact_id AND ct.org_id = a.org_id ORDER BY a.due_at, a.id`}
-	var out []store.Dial
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		out = nil
-		_, err := c.run(ctx, s, tx, now, hold, limit, func(rows *sql.Rows) (string, error) {
-			d := store.Dial{Attempt: schedule.Attempt{State: schedule.Pending}}
-			var due, until int64
-			if err := rows.Scan(&d.ID, &d.OrgID, &d.ScheduleID, &d.ContactID, &due, &d.Leases, &until, &d.PurchaseID, &d.To); err != nil {
-				return "", err
-			}
-			d.DueAt, d.LeasedUntil = fromMS(due), fromMS(until)
-			out = append(out, d)
-			return d.ID, nil
-		}, ms(now), ms(now))
-		return err
+// CompleteSchedule marks a done schedule completed, once.
+func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev store.Event) (bool, error) {
+	marked := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		marked = false
+		res, err := s.exec(ctx, tx, `UPDATE schedules AS sched SET completed_at = ? WHERE sched.org_id = ? AND sched.id = ? AND sched.completed_at = 0 AND `+allFinal,
+			max(ms(at), 1), orgID, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		marked = true
+		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
 	})
-	return out, err
+	return marked, wrap("CompleteSchedule", err)
+}
+
+// SetSchedulePaused pauses or resumes a schedule.
+func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (store.ScheduleChange, error) {
+	var out store.ScheduleChange
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = store.ScheduleChange{}
+		var was, canceled int64
+		if err := s.row(ctx, tx, `SELECT paused_at, canceled_at FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&was, &canceled); err != nil {
+			return notFound(err, "schedule")
+		}
+		live, err := s.liveAttempts(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		state := func(pausedAt int64) {
+			sc := schedule.Schedule{PausedAt: fromMS(pausedAt), CanceledAt: fromMS(canceled)}
+			out.Paused, out.Canceled, out.State = pausedAt != 0, canceled != 0, sc.State(live)
+		}
+		// Over (canceled, or nothing left to dial), or so already:
+		// nothing to change.
+		if canceled != 0 || live == 0 || (was != 0) == paused {
+			state(was)
+			return nil
+		}
+		to := int64(0)
+		if paused {
+			to = max(ms(at), 1)
+		}
+		if _, err := s.exec(ctx, tx, `UPDATE schedules SET paused_at = ? WHERE id = ?`, to, id); err != nil {
+			return err
+		}
+		out.Changed = true
+		state(to)
+		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
+	})
+	return out, wrap("SetSchedulePaused", err)
 }

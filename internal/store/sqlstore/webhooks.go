@@ -1,37 +1,20 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"time"
 
 	"switchboard/internal/store"
 )
 
-// Listener endpoints (kind 'listener', migration 00019): their messages
-// wait in the outbox like any endpoint's, but only a stream attached to
-// the endpoint claims them (ClaimListener), on whichever node holds it.
-
-// ClaimListener leases due messages of one listener endpoint of the
-// organization. It checks the endpoint first, so that a stream on a
-// deleted or expired listener, or on another organization's endpoint,
-// learns so (NotFound) rather than waiting forever on nothing.
-func (s *Store) ClaimListener(ctx context.Context, orgID, webhookID string, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
-	var one int
-	err := s.row(ctx, s.r, `SELECT 1 FROM webhooks WHERE org_id = ? AND id = ? AND kind = ? AND deleted_at = 0`,
-		orgID, webhookID, store.WebhookListener).Scan(&one)
-	if err != nil {
-		return nil, notFound(err, "webhook listener")
-	}
-	return s.claimMessages(ctx, `o.webhook_id = ? AND o.org_id = ? AND w.kind = ? AND w.deleted_at = 0`, now, lease, limit,
-		webhookID, orgID, store.WebhookListener)
-}
-
 // RenewListener moves a live listener's expiry.
 func (s *Store) RenewListener(ctx context.Context, orgID, webhookID string, until time.Time) error {
 	res, err := s.exec(ctx, s.w, `UPDATE webhooks SET expires_at = ? WHERE org_id = ? AND id = ? AND kind = ? AND deleted_at = 0`,
 		ms(until), orgID, webhookID, store.WebhookListener)
-	return affected(res, err, "webhook listener")
+	return wrap("RenewListener", affected(res, err, "webhook listener"))
 }
 
 // ExpireListeners deletes the listeners whose expiry has passed and drops
@@ -68,5 +51,78 @@ func (s *Store) ExpireListeners(ctx context.Context, now time.Time) (int, error)
 			append([]any{store.OutboxFailed, ms(now), store.OutboxPending}, gone...)...)
 		return err
 	})
-	return n, err
+	return n, wrap("ExpireListeners", err)
+}
+
+// CreateWebhook stores an endpoint.
+func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
+	events, _ := json.Marshal(w.Events)
+	secrets, _ := json.Marshal(w.Secrets)
+	kind := cmp.Or(w.Kind, store.WebhookHTTP)
+	var expires int64
+	if kind == store.WebhookListener {
+		expires = ms(w.ExpiresAt)
+	}
+	_, err := s.exec(ctx, s.w, `INSERT INTO webhooks (id, org_id, kind, url, events, secrets, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		w.ID, w.OrgID, kind, w.URL, string(events), string(secrets), ms(w.CreatedAt), expires)
+	return wrap("CreateWebhook", err)
+}
+
+const webhookCols = `id, org_id, kind, url, events, secrets, created_at, expires_at`
+
+func scanWebhook(sc interface{ Scan(...any) error }) (store.Webhook, error) {
+	var w store.Webhook
+	var events, secrets string
+	var created, expires int64
+	if err := sc.Scan(&w.ID, &w.OrgID, &w.Kind, &w.URL, &events, &secrets, &created, &expires); err != nil {
+		return w, err
+	}
+	_ = json.Unmarshal([]byte(events), &w.Events)
+	_ = json.Unmarshal([]byte(secrets), &w.Secrets)
+	w.CreatedAt, w.ExpiresAt = fromMS(created), fromMS(expires)
+	return w, nil
+}
+
+// ListWebhooks lists an organization's endpoints, oldest first.
+func (s *Store) ListWebhooks(ctx context.Context, orgID string) ([]store.Webhook, error) {
+	rows, err := s.query(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND deleted_at = 0 ORDER BY created_at, id`, orgID)
+	if err != nil {
+		return nil, wrap("ListWebhooks", err)
+	}
+	defer rows.Close()
+	out := []store.Webhook{}
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			return nil, wrap("ListWebhooks", err)
+		}
+		out = append(out, w)
+	}
+	return out, wrap("ListWebhooks", rows.Err())
+}
+
+// GetWebhook reads one endpoint.
+func (s *Store) GetWebhook(ctx context.Context, orgID, id string) (store.Webhook, error) {
+	w, err := scanWebhook(s.row(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND id = ? AND deleted_at = 0`, orgID, id))
+	return w, wrap("GetWebhook", notFound(err, "webhook"))
+}
+
+// UpdateWebhookSecrets replaces an endpoint's secrets.
+func (s *Store) UpdateWebhookSecrets(ctx context.Context, orgID, id string, secrets []string) error {
+	b, _ := json.Marshal(secrets)
+	res, err := s.exec(ctx, s.w, `UPDATE webhooks SET secrets = ? WHERE org_id = ? AND id = ? AND deleted_at = 0`, string(b), orgID, id)
+	return wrap("UpdateWebhookSecrets", affected(res, err, "webhook"))
+}
+
+// DeleteWebhook deletes an endpoint and drops its undelivered messages.
+func (s *Store) DeleteWebhook(ctx context.Context, orgID, id string, at time.Time) error {
+	return wrap("DeleteWebhook", s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `UPDATE webhooks SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at = 0`, ms(at), orgID, id)
+		if err := affected(res, err, "webhook"); err != nil {
+			return err
+		}
+		_, err = s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, updated_at = ? WHERE webhook_id = ? AND state = ?`,
+			store.OutboxFailed, ms(at), id, store.OutboxPending)
+		return err
+	}))
 }

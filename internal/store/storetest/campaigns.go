@@ -109,20 +109,20 @@ func testCampaigns(t *testing.T, open Opener) {
 		// backlog must not hold the free one back.
 		capped := campaignSchedule(t, s, o.ID, 30, at(time.Minute), func(sc *schedule.Schedule) { sc.MaxConcurrentCalls = 2 })
 		free := campaignSchedule(t, s, o.ID, 3, at(time.Hour), nil)
-		got, err := s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder", err)
+		got, err := s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts", err)
 		bySched := map[string]int{}
 		for _, a := range got {
 			bySched[a.ScheduleID]++
 		}
 		if bySched[capped.sc.ID] != 2 || bySched[free.sc.ID] != 3 {
-			t.Fatalf("LeaseAttemptsUnder(limit 10) leased %d of the schedule capped at 2 and %d of the free one; want 2 and 3", bySched[capped.sc.ID], bySched[free.sc.ID])
+			t.Fatalf("LeaseAttempts(limit 10) leased %d of the schedule capped at 2 and %d of the free one; want 2 and 3", bySched[capped.sc.ID], bySched[free.sc.ID])
 		}
 		// Leased and undialed count as live: nothing more of it.
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder again", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts again", err)
 		if len(got) != 0 {
-			t.Fatalf("LeaseAttemptsUnder with the cap reached leased %d; want 0", len(got))
+			t.Fatalf("LeaseAttempts with the cap reached leased %d; want 0", len(got))
 		}
 		// Dialing one keeps it live; its call's end makes room for one.
 		_, as, err := s.GetSchedule(ctx, o.ID, capped.sc.ID)
@@ -134,33 +134,33 @@ func testCampaigns(t *testing.T, open Opener) {
 				break
 			}
 		}
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder after a dial", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts after a dial", err)
 		if len(got) != 0 {
-			t.Fatalf("LeaseAttemptsUnder with a live call and a lease leased %d; want 0", len(got))
+			t.Fatalf("LeaseAttempts with a live call and a lease leased %d; want 0", len(got))
 		}
 		ended := dialed
 		must(t, "Transition", ended.Transition(call.Change{To: call.Ended, At: now, Outcome: call.Completed, Reason: call.ReasonCustomerEnded}))
 		must(t, "UpdateCall", s.UpdateCall(ctx, ended, call.Queued))
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder after the call ended", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts after the call ended", err)
 		if len(got) != 1 || got[0].ScheduleID != capped.sc.ID {
-			t.Fatalf("LeaseAttemptsUnder after one call of the capped schedule ended leased %d; want 1 of it", len(got))
+			t.Fatalf("LeaseAttempts after one call of the capped schedule ended leased %d; want 1 of it", len(got))
 		}
 
 		// The server's per-number cap, lowered by the organization's.
 		o2 := mustOrg(t, s, "Beta")
 		perNumber := campaignSchedule(t, s, o2.ID, 6, at(time.Minute), nil)
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{PerNumber: 4})
-		must(t, "LeaseAttemptsUnder(per number 4)", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{PerNumber: 4})
+		must(t, "LeaseAttempts(per number 4)", err)
 		if len(got) != 4 || got[0].ScheduleID != perNumber.sc.ID {
-			t.Fatalf("LeaseAttemptsUnder(server cap 4 per number) leased %d; want 4", len(got))
+			t.Fatalf("LeaseAttempts(server cap 4 per number) leased %d; want 4", len(got))
 		}
 		must(t, "SetOrgCaps", s.SetOrgCaps(ctx, o2.ID, schedule.Caps{PerOrg: 5}))
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{PerNumber: 10})
-		must(t, "LeaseAttemptsUnder(org cap 5)", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{PerNumber: 10})
+		must(t, "LeaseAttempts(org cap 5)", err)
 		if len(got) != 1 {
-			t.Fatalf("LeaseAttemptsUnder under the organization's cap of 5 with 4 live leased %d; want 1", len(got))
+			t.Fatalf("LeaseAttempts under the organization's cap of 5 with 4 live leased %d; want 1", len(got))
 		}
 		// Caps never fail an attempt: the rest stay pending, unleased.
 		_, as, err = s.GetSchedule(ctx, o2.ID, perNumber.sc.ID)
@@ -180,14 +180,14 @@ func testCampaigns(t *testing.T, open Opener) {
 		o3 := mustOrg(t, s, "Gamma")
 		busy := campaignSchedule(t, s, o3.ID, 12, at(time.Minute), nil)
 		later := campaignSchedule(t, s, o3.ID, 2, at(time.Hour), nil)
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 5, schedule.Caps{PerNumber: 2})
-		must(t, "LeaseAttemptsUnder(per number 2, backlog on one number)", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 5, schedule.Caps{PerNumber: 2})
+		must(t, "LeaseAttempts(per number 2, backlog on one number)", err)
 		bySched = map[string]int{}
 		for _, a := range got {
 			bySched[a.ScheduleID]++
 		}
 		if bySched[busy.sc.ID] != 2 || bySched[later.sc.ID] != 2 || len(got) != 4 {
-			t.Errorf("LeaseAttemptsUnder(limit 5, 2 per number) leased %d of the number with 12 due first, %d of the other (%d in all); want 2, 2 (4)",
+			t.Errorf("LeaseAttempts(limit 5, 2 per number) leased %d of the number with 12 due first, %d of the other (%d in all); want 2, 2 (4)",
 				bySched[busy.sc.ID], bySched[later.sc.ID], len(got))
 		}
 	})
@@ -206,21 +206,21 @@ func testCampaigns(t *testing.T, open Opener) {
 		open := campaignSchedule(t, s, o.ID, 1, at(-time.Minute), func(sc *schedule.Schedule) {
 			sc.Hours = schedule.CallingHours{Start: "16:00", End: "17:00", Days: []string{"fri"}}
 		})
-		got, err := s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder", err)
+		got, err := s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts", err)
 		if len(got) != 1 || got[0].ScheduleID != open.sc.ID {
-			t.Fatalf("LeaseAttemptsUnder leased %v; want only the attempt inside its hours (%s)", attemptIDs(got), open.attempts[0].ID)
+			t.Fatalf("LeaseAttempts leased %v; want only the attempt inside its hours (%s)", attemptIDs(got), open.attempts[0].ID)
 		}
 		a, _, err := s.GetAttempt(ctx, closed.attempts[0].ID)
 		must(t, "GetAttempt", err)
 		next := time.Date(2025, 3, 17, 7, 0, 0, 0, time.UTC) // Monday 08:00 in Paris
 		if a.State != schedule.Pending || !a.DueAt.Equal(next) || !a.RequestedAt.Equal(msTime(at(-time.Minute))) {
-			t.Errorf("attempt outside its hours after LeaseAttemptsUnder = %s due %v requested %v; want pending, due %v (Monday 08:00 Paris), requested as asked", a.State, a.DueAt, a.RequestedAt, next)
+			t.Errorf("attempt outside its hours after LeaseAttempts = %s due %v requested %v; want pending, due %v (Monday 08:00 Paris), requested as asked", a.State, a.DueAt, a.RequestedAt, next)
 		}
-		got, err = s.LeaseAttemptsUnder(ctx, next, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder at the opening", err)
+		got, err = s.LeaseAttempts(ctx, next, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts at the opening", err)
 		if len(got) != 1 || got[0].ID != closed.attempts[0].ID {
-			t.Errorf("LeaseAttemptsUnder at the next opening leased %v; want %s", attemptIDs(got), closed.attempts[0].ID)
+			t.Errorf("LeaseAttempts at the next opening leased %v; want %s", attemptIDs(got), closed.attempts[0].ID)
 		}
 	})
 
@@ -231,10 +231,10 @@ func testCampaigns(t *testing.T, open Opener) {
 		mustWebhook(t, s, o.ID, "schedule.paused", "schedule.resumed")
 		f := campaignSchedule(t, s, o.ID, 2, at(time.Minute), nil)
 		now := at(time.Hour)
-		leased, err := s.LeaseAttemptsUnder(ctx, now, time.Minute, 1, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder", err)
+		leased, err := s.LeaseAttempts(ctx, now, time.Minute, 1, schedule.Caps{})
+		must(t, "LeaseAttempts", err)
 		if len(leased) != 1 {
-			t.Fatalf("LeaseAttemptsUnder(limit 1) = %d; want 1", len(leased))
+			t.Fatalf("LeaseAttempts(limit 1) = %d; want 1", len(leased))
 		}
 		ev := func(typ string) store.Event {
 			return store.Event{ID: id.New("evt"), Type: typ, At: now, Data: []byte(`{"scheduleId":"` + f.sc.ID + `"}`)}
@@ -256,10 +256,10 @@ func testCampaigns(t *testing.T, open Opener) {
 
 		// Paused: nothing is leased, and the claim of the attempt leased
 		// before the pause gives it back undialed.
-		got, err := s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder(paused)", err)
+		got, err := s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts(paused)", err)
 		if len(got) != 0 {
-			t.Errorf("LeaseAttemptsUnder(paused) = %d; want 0", len(got))
+			t.Errorf("LeaseAttempts(paused) = %d; want 0", len(got))
 		}
 		c := scheduledCall(f, leased[0], now)
 		wantKind(t, "CreateCall(attempt of a paused schedule)", s.CreateCall(ctx, c), apperr.Conflict)
@@ -276,10 +276,10 @@ func testCampaigns(t *testing.T, open Opener) {
 		if want := (store.ScheduleChange{Changed: true, State: schedule.StateActive}); ch != want {
 			t.Errorf("SetSchedulePaused(false) of a paused schedule = %+v; want %+v", ch, want)
 		}
-		got, err = s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
-		must(t, "LeaseAttemptsUnder(resumed)", err)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
+		must(t, "LeaseAttempts(resumed)", err)
 		if len(got) != 2 {
-			t.Errorf("LeaseAttemptsUnder(resumed) = %d; want both attempts", len(got))
+			t.Errorf("LeaseAttempts(resumed) = %d; want both attempts", len(got))
 		}
 		msgs, err := s.ClaimOutbox(ctx, now.Add(time.Minute), time.Minute, 10)
 		must(t, "ClaimOutbox", err)
@@ -571,9 +571,9 @@ func racePauseClaim(t *testing.T, open Opener) {
 	for r := range rounds {
 		f := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
 		now := at(time.Hour)
-		leased, err := s.LeaseAttemptsUnder(ctx, now, time.Minute, 10, schedule.Caps{})
+		leased, err := s.LeaseAttempts(ctx, now, time.Minute, 10, schedule.Caps{})
 		if err != nil || len(leased) != 1 {
-			t.Fatalf("round %d: LeaseAttemptsUnder = %d, %v; want 1", r, len(leased), err)
+			t.Fatalf("round %d: LeaseAttempts = %d, %v; want 1", r, len(leased), err)
 		}
 		c := scheduledCall(f, leased[0], now)
 		var callErr, pauseErr error

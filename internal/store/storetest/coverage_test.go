@@ -8,9 +8,10 @@ import (
 	"switchboard/internal/store"
 )
 
-// TestRecorder checks the hand-written recorder against reflection: it has
-// exactly the methods of store.Store and of the optional interfaces, and
-// each records its own name before calling the store it wraps.
+// TestRecorder checks the generated recorder (recorder_gen.go) against
+// reflection: it has exactly the methods of store.Store and of the
+// optional interfaces, and each records its own name before calling the
+// store it wraps. TestGenerated (gen) checks that the file is current.
 func TestRecorder(t *testing.T) {
 	want := methodNames(reflect.TypeFor[store.Store]())
 	for _, it := range optional {

@@ -52,7 +52,7 @@ func leaseAttemptsRace(t *testing.T, a, b store.Store) {
 	}
 	newScheduleFixture(t, a, 6, dates...)
 	leaseRace(t, "LeaseAttempts", a, b, 60, func(ctx context.Context, s store.Store, now time.Time, limit int) ([]string, error) {
-		as, err := s.LeaseAttempts(ctx, now, lease, limit)
+		as, err := s.LeaseAttempts(ctx, now, lease, limit, schedule.Caps{})
 		return attemptIDs(as), err
 	})
 }
@@ -70,7 +70,7 @@ func claimDialsRace(t *testing.T, a, b store.Store) {
 	}
 	newScheduleFixture(t, a, 6, dates...)
 	// Handed out for longer than the race lasts.
-	handed, err := a.LeaseAttempts(t.Context(), at(time.Hour), 24*time.Hour, 1000)
+	handed, err := a.LeaseAttempts(t.Context(), at(time.Hour), 24*time.Hour, 1000, schedule.Caps{})
 	must(t, "LeaseAttempts", err)
 	if len(handed) != 60 {
 		t.Fatalf("LeaseAttempts handed out %d attempts; want 60", len(handed))

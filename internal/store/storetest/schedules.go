@@ -202,7 +202,7 @@ func testSchedules(t *testing.T, open Opener) {
 		const lease = 10 * time.Minute
 		leaseAt := func(step string, now time.Time, limit int, want []schedule.Attempt, wantLeases int) []schedule.Attempt {
 			t.Helper()
-			got, err := s.LeaseAttempts(ctx, now, lease, limit)
+			got, err := s.LeaseAttempts(ctx, now, lease, limit, schedule.Caps{})
 			must(t, "LeaseAttempts", err)
 			call := fmt.Sprintf("%s: LeaseAttempts(now %v, limit %d)", step, now, limit)
 			sameIDSet(t, call, attemptIDs(got), attemptIDs(want))
@@ -281,7 +281,7 @@ func testSchedules(t *testing.T, open Opener) {
 		}
 		t1 := d1.Add(2 * time.Minute)
 		claimAt("nothing handed out", t1, 100, nil)
-		handed, err := s.LeaseAttempts(ctx, t1, handOut, 2)
+		handed, err := s.LeaseAttempts(ctx, t1, handOut, 2, schedule.Caps{})
 		must(t, "LeaseAttempts", err)
 		sameIDSet(t, "LeaseAttempts(limit 2)", attemptIDs(handed), attemptIDs(a[:2]))
 		claimAt("limit 1: the earliest due", t1, 1, a[:1])
@@ -291,7 +291,7 @@ func testSchedules(t *testing.T, open Opener) {
 		mustCall(t, s, scheduledCall(f, a[0], t1))
 		claimAt("a0 dialed", t1.Add(2*hold), 100, a[1:2])
 		claimAt("the hand-out ended: the promoter must hand it out again", t1.Add(handOut), 100, nil)
-		_, err = s.LeaseAttempts(ctx, t1.Add(handOut), handOut, 100)
+		_, err = s.LeaseAttempts(ctx, t1.Add(handOut), handOut, 100, schedule.Caps{})
 		must(t, "LeaseAttempts", err)
 		_, err = s.CancelSchedule(ctx, f.orgID, f.sc.ID, t1.Add(handOut))
 		must(t, "CancelSchedule", err)
@@ -313,7 +313,7 @@ func testSchedules(t *testing.T, open Opener) {
 		for range workers {
 			wg.Go(func() {
 				for {
-					got, err := s.LeaseAttempts(ctx, d1.Add(time.Hour), time.Minute, 7)
+					got, err := s.LeaseAttempts(ctx, d1.Add(time.Hour), time.Minute, 7, schedule.Caps{})
 					if err != nil {
 						t.Errorf("LeaseAttempts: %v", err)
 						return
@@ -350,13 +350,13 @@ func testSchedules(t *testing.T, open Opener) {
 		f := newScheduleFixture(t, s, 2, dates...) // 650 attempts
 		checkAttempts(t, s, "650 attempts", f, f.attempts)
 		now := d1.Add(400 * time.Hour)
-		got, err := s.LeaseAttempts(ctx, now, time.Minute, 1000)
+		got, err := s.LeaseAttempts(ctx, now, time.Minute, 1000, schedule.Caps{})
 		must(t, "LeaseAttempts", err)
 		sameIDSet(t, "LeaseAttempts of 650 attempts", attemptIDs(got), attemptIDs(f.attempts))
 		if n, err := s.LeasedAttempts(ctx, now); err != nil || n != 650 {
 			t.Errorf("LeasedAttempts after leasing 650 = %d, %v; want 650", n, err)
 		}
-		got, err = s.LeaseAttempts(ctx, now, time.Minute, 1000)
+		got, err = s.LeaseAttempts(ctx, now, time.Minute, 1000, schedule.Caps{})
 		must(t, "LeaseAttempts", err)
 		if len(got) != 0 {
 			t.Errorf("LeaseAttempts again within the lease = %d attempts; want none", len(got))

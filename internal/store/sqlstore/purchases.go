@@ -24,9 +24,9 @@ func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 		return err
 	}
 	if p.ConnectionID == "" {
-		return insert(s.w)
+		return wrap("CreatePurchase", insert(s.w))
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreatePurchase", s.tx(ctx, func(tx *sql.Tx) error {
 		var one int
 		var err error
 		if p.Provider == phone.ProviderTwilio {
@@ -45,7 +45,7 @@ func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 			return err
 		}
 		return insert(tx)
-	})
+	}))
 }
 
 const purchaseCols = `id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at, connection_id, imported`
@@ -65,60 +65,61 @@ func (s *Store) getPurchase(ctx context.Context, q querier, orgID, id string) (p
 
 // GetPurchase reads one of the organization's held numbers.
 func (s *Store) GetPurchase(ctx context.Context, orgID, id string) (phone.Purchase, error) {
-	return s.getPurchase(ctx, s.r, orgID, id)
+	p, err := s.getPurchase(ctx, s.r, orgID, id)
+	return p, wrap("GetPurchase", err)
 }
 
 // ListPurchases lists the organization's held numbers, oldest first.
 func (s *Store) ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+purchaseCols+` FROM purchases WHERE org_id = ? AND released_at = 0 ORDER BY created_at, id`, orgID)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListPurchases", err)
 	}
 	defer rows.Close()
 	out := []phone.Purchase{}
 	for rows.Next() {
 		p, err := scanPurchase(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListPurchases", err)
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	return out, wrap("ListPurchases", rows.Err())
 }
 
 // HeldNumbers lists a provider's numbers that someone holds.
 func (s *Store) HeldNumbers(ctx context.Context, provider string) (map[string]bool, error) {
 	rows, err := s.query(ctx, s.r, `SELECT number FROM purchases WHERE provider = ? AND released_at = 0`, provider)
 	if err != nil {
-		return nil, err
+		return nil, wrap("HeldNumbers", err)
 	}
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return nil, err
+			return nil, wrap("HeldNumbers", err)
 		}
 		out[n] = true
 	}
-	return out, rows.Err()
+	return out, wrap("HeldNumbers", rows.Err())
 }
 
 // AllocateAssistants sets a purchase's assistants and message.
-func (s *Store) AllocateAssistants(ctx context.Context, orgID, purchaseID, inboundID, outboundID, message string, at time.Time) (phone.Purchase, error) {
+func (s *Store) AllocateAssistants(ctx context.Context, a store.Allocation) (phone.Purchase, error) {
 	var out phone.Purchase
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.getPurchase(ctx, tx, orgID, purchaseID); err != nil {
+		if _, err := s.getPurchase(ctx, tx, a.OrgID, a.PurchaseID); err != nil {
 			return err
 		}
 		var missing apperr.Fields
-		for field, aid := range map[string]string{"inboundAssistantId": inboundID, "outboundAssistantId": outboundID} {
+		for field, aid := range map[string]string{"inboundAssistantId": a.InboundID, "outboundAssistantId": a.OutboundID} {
 			if aid == "" {
 				continue
 			}
 			// Locked against a concurrent DeleteAssistant until commit.
 			var one int
-			err := s.row(ctx, tx, `SELECT 1 FROM assistants WHERE org_id = ? AND id = ?`+s.forShare(), orgID, aid).Scan(&one)
+			err := s.row(ctx, tx, `SELECT 1 FROM assistants WHERE org_id = ? AND id = ?`+s.forShare(), a.OrgID, aid).Scan(&one)
 			if err == sql.ErrNoRows {
 				missing.Add(field, "assistant %s not found", aid)
 			} else if err != nil {
@@ -129,19 +130,19 @@ func (s *Store) AllocateAssistants(ctx context.Context, orgID, purchaseID, inbou
 			return &apperr.Error{Kind: apperr.NotFound, Message: "assistant not found", Fields: missing}
 		}
 		if _, err := s.exec(ctx, tx, `UPDATE purchases SET inbound_assistant_id = ?, outbound_assistant_id = ?, message = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-			inboundID, outboundID, message, ms(at), orgID, purchaseID); err != nil {
+			a.InboundID, a.OutboundID, a.Message, ms(a.At), a.OrgID, a.PurchaseID); err != nil {
 			return err
 		}
 		var err error
-		out, err = s.getPurchase(ctx, tx, orgID, purchaseID)
+		out, err = s.getPurchase(ctx, tx, a.OrgID, a.PurchaseID)
 		return err
 	})
-	return out, err
+	return out, wrap("AllocateAssistants", err)
 }
 
 // ReleasePurchase releases a number and deletes its contacts.
 func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("ReleasePurchase", s.tx(ctx, func(tx *sql.Tx) error {
 		// Release first: the row lock makes a concurrent AddContacts either
 		// commit before the contacts are deleted below or find no purchase.
 		res, err := s.exec(ctx, tx, `UPDATE purchases SET released_at = ?, updated_at = ? WHERE org_id = ? AND id = ? AND released_at = 0`, ms(at), ms(at), orgID, id)
@@ -159,132 +160,5 @@ func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.T
 		}
 		_, err = s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ?`, orgID, id)
 		return err
-	})
-}
-
-// AddContacts adds a batch of contacts, skipping numbers already present.
-func (s *Store) AddContacts(ctx context.Context, orgID, purchaseID string, cs []phone.Contact) ([]phone.Contact, []int, error) {
-	var created []phone.Contact
-	var dups []int
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		created, dups = nil, nil
-		// Locked against a concurrent ReleasePurchase until commit.
-		var one int
-		if err := s.row(ctx, tx, `SELECT 1 FROM purchases WHERE org_id = ? AND id = ? AND released_at = 0`+s.forShare(), orgID, purchaseID).Scan(&one); err != nil {
-			return notFound(err, "phone purchase")
-		}
-		seq := time.Now().UnixNano()
-		for i, c := range cs {
-			res, err := s.exec(ctx, tx, `INSERT INTO contacts (id, org_id, purchase_id, name, phone_number, timezone, metadata, created_at, seq)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (purchase_id, phone_number) DO NOTHING`,
-				c.ID, orgID, purchaseID, c.Name, c.PhoneNumber, c.Timezone, string(c.Metadata), ms(c.CreatedAt), seq+int64(i))
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				dups = append(dups, i)
-				continue
-			}
-			c.OrgID, c.PurchaseID = orgID, purchaseID
-			created = append(created, c)
-		}
-		return nil
-	})
-	return created, dups, err
-}
-
-const contactCols = `id, org_id, purchase_id, name, phone_number, timezone, metadata, created_at`
-
-func scanContact(sc interface{ Scan(...any) error }) (phone.Contact, error) {
-	var c phone.Contact
-	var meta string
-	var created int64
-	err := sc.Scan(&c.ID, &c.OrgID, &c.PurchaseID, &c.Name, &c.PhoneNumber, &c.Timezone, &meta, &created)
-	if meta == "" {
-		meta = "{}"
-	}
-	c.Metadata = []byte(meta)
-	c.CreatedAt = fromMS(created)
-	return c, err
-}
-
-// ListContacts lists a purchase's contacts in the order they were added.
-func (s *Store) ListContacts(ctx context.Context, orgID, purchaseID string, p store.Page) ([]phone.Contact, int, error) {
-	if _, err := s.getPurchase(ctx, s.r, orgID, purchaseID); err != nil {
-		return nil, 0, err
-	}
-	var total int
-	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM contacts WHERE purchase_id = ?`, purchaseID).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.query(ctx, s.r, `SELECT `+contactCols+` FROM contacts WHERE org_id = ? AND purchase_id = ? ORDER BY seq LIMIT ? OFFSET ?`,
-		orgID, purchaseID, p.PageSize, p.Offset())
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []phone.Contact{}
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	return out, total, rows.Err()
-}
-
-// DeleteContact removes a contact from a purchase.
-func (s *Store) DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.getPurchase(ctx, tx, orgID, purchaseID); err != nil {
-			return err
-		}
-		res, err := s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ? AND id = ?`, orgID, purchaseID, contactID)
-		return affected(res, err, "contact")
-	})
-}
-
-// MissingContacts returns the ids that are not contacts of the purchase.
-func (s *Store) MissingContacts(ctx context.Context, orgID, purchaseID string, ids []string) ([]string, error) {
-	found := make(map[string]bool, len(ids))
-	const batch = 500
-	for start := 0; start < len(ids); start += batch {
-		chunk := ids[start:min(start+batch, len(ids))]
-		args := []any{orgID, purchaseID}
-		for _, id := range chunk {
-			args = append(args, id)
-		}
-		rows, err := s.query(ctx, s.r, `SELECT id FROM contacts WHERE org_id = ? AND purchase_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			found[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	var missing []string
-	for _, id := range ids {
-		if !found[id] {
-			missing = append(missing, id)
-		}
-	}
-	return missing, nil
-}
-
-// GetContact reads one contact.
-func (s *Store) GetContact(ctx context.Context, orgID, id string) (phone.Contact, error) {
-	c, err := scanContact(s.row(ctx, s.r, `SELECT `+contactCols+` FROM contacts WHERE org_id = ? AND id = ?`, orgID, id))
-	return c, notFound(err, "contact")
+	}))
 }

@@ -14,38 +14,100 @@ import (
 	"switchboard/internal/store"
 )
 
-// Campaign settings of schedules (docs/ARCHITECTURE.md, "Campaign
-// settings"): calling hours, retries, caps, pause.
+const attemptCols = `a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.state, a.call_id, a.error, a.updated_at, a.leases, a.leased_until,
+	COALESCE(c.status, -1), COALESCE(c.outcome, ''), a.requested_at, a.tries, a.lease_base, COALESCE(c.ended_reason, ''), COALESCE(c.created_at, 0)`
 
-// settingsJSON is how a schedule's hours and retry policy are stored: ""
-// for the zero value (any time; no retry), the rows' meaning before they
-// existed.
-func settingsJSON(sc schedule.Schedule) (hours, retry string) {
-	if !sc.Hours.AnyTime() {
-		b, _ := json.Marshal(sc.Hours)
-		hours = string(b)
-	}
-	if sc.Retry != (schedule.RetryPolicy{}) {
-		b, _ := json.Marshal(sc.Retry)
-		retry = string(b)
-	}
-	return hours, retry
+func scanAttempt(sc interface{ Scan(...any) error }) (schedule.Attempt, error) {
+	var a schedule.Attempt
+	var state, tries string
+	var due, updated, leased, requested, callCreated int64
+	err := sc.Scan(&a.ID, &a.OrgID, &a.ScheduleID, &a.ContactID, &due, &state, &a.CallID, &a.Error, &updated, &a.Leases, &leased,
+		&a.CallStatus, &a.CallOutcome, &requested, &tries, &a.LeaseBase, &a.CallEndedReason, &callCreated)
+	a.State, a.DueAt, a.UpdatedAt, a.LeasedUntil = schedule.AttemptState(state), fromMS(due), fromMS(updated), fromMS(leased)
+	a.RequestedAt, a.Tries, a.CallCreatedAt = fromMS(requested), parseTries(tries), fromMS(callCreated)
+	return a, err
 }
 
-func parseHours(s string) schedule.CallingHours {
-	var h schedule.CallingHours
-	if s != "" {
-		_ = json.Unmarshal([]byte(s), &h)
+func (s *Store) attempts(ctx context.Context, q querier, where string, args ...any) ([]schedule.Attempt, error) {
+	rows, err := s.query(ctx, q, `SELECT `+attemptCols+` FROM attempts a LEFT JOIN calls c ON c.id = a.call_id AND a.call_id <> '' WHERE `+where, args...)
+	if err != nil {
+		return nil, err
 	}
-	return h
+	defer rows.Close()
+	out := []schedule.Attempt{}
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
 
-func parseRetry(s string) schedule.RetryPolicy {
-	var p schedule.RetryPolicy
-	if s != "" {
-		_ = json.Unmarshal([]byte(s), &p)
+// GetAttempt reads an attempt with its schedule.
+func (s *Store) GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error) {
+	as, err := s.attempts(ctx, s.r, `a.id = ?`, id)
+	if err != nil {
+		return schedule.Attempt{}, schedule.Schedule{}, wrap("GetAttempt", err)
 	}
-	return p
+	if len(as) == 0 {
+		return schedule.Attempt{}, schedule.Schedule{}, apperr.NotFoundf("attempt not found")
+	}
+	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules WHERE id = ?`, as[0].ScheduleID))
+	return as[0], sc, wrap("GetAttempt", notFound(err, "schedule"))
+}
+
+// FailAttempt marks a pending attempt failed.
+func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time) error {
+	res, err := s.exec(ctx, s.w, `UPDATE attempts SET state = 'failed', error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`, reason, ms(at), id)
+	return wrap("FailAttempt", affected(res, err, "pending attempt"))
+}
+
+// LeasedAttempts counts pending attempts whose lease runs past now.
+func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := s.row(ctx, s.r, `SELECT COUNT(*) FROM attempts WHERE state = 'pending' AND leased_until > ?`, ms(now)).Scan(&n)
+	return n, wrap("LeasedAttempts", err)
+}
+
+// ClaimDials holds handed-out attempts for a node's dialer, each with its
+// schedule's number and its contact's phone number.
+func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duration, limit int) ([]store.Dial, error) {
+	// Every node asks every tenth of a second, mostly to hear "nothing":
+	// a read on the reader pool answers that without a write transaction.
+	const dialable = `a.state = 'pending' AND a.leased_until > ? AND a.dial_until <= ?`
+	var one int
+	err := s.row(ctx, s.r, `SELECT 1 FROM attempts a WHERE `+dialable+` LIMIT 1`, ms(now), ms(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrap("ClaimDials", err)
+	}
+	// The attempts are picked alone (up to MaxLeased are handed out; a
+	// claim takes a few hundred), then joined to their number and phone.
+	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
+		Select: `SELECT a.id FROM attempts a WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`,
+		Join: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, '')
+			FROM picked JOIN attempts a ON a.id = picked.id JOIN schedules sc ON sc.id = a.schedule_id
+			LEFT JOIN contacts ct ON ct.id = a.contact_id AND ct.org_id = a.org_id ORDER BY a.due_at, a.id`}
+	var out []store.Dial
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		_, err := c.run(ctx, s, tx, now, hold, limit, func(rows *sql.Rows) (string, error) {
+			d := store.Dial{Attempt: schedule.Attempt{State: schedule.Pending}}
+			var due, until int64
+			if err := rows.Scan(&d.ID, &d.OrgID, &d.ScheduleID, &d.ContactID, &due, &d.Leases, &until, &d.PurchaseID, &d.To); err != nil {
+				return "", err
+			}
+			d.DueAt, d.LeasedUntil = fromMS(due), fromMS(until)
+			out = append(out, d)
+			return d.ID, nil
+		}, ms(now), ms(now))
+		return err
+	})
+	return out, wrap("ClaimDials", err)
 }
 
 // storedTry is a Try as stored in attempts.tries (times in Unix ms).
@@ -77,43 +139,6 @@ func triesJSON(ts []schedule.Try) string {
 	}
 	b, _ := json.Marshal(st)
 	return string(b)
-}
-
-func (s *Store) forUpdate() string {
-	if s.d.Name == "postgres" {
-		return " FOR UPDATE"
-	}
-	return ""
-}
-
-// ContactZones returns the timezones of the ids that are contacts of the purchase.
-func (s *Store) ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
-	const batch = 500
-	for start := 0; start < len(ids); start += batch {
-		chunk := ids[start:min(start+batch, len(ids))]
-		args := []any{orgID, purchaseID}
-		for _, id := range chunk {
-			args = append(args, id)
-		}
-		rows, err := s.query(ctx, s.r, `SELECT id, timezone FROM contacts WHERE org_id = ? AND purchase_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, tz string
-			if err := rows.Scan(&id, &tz); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[id] = tz
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // liveCounts are the live calls per schedule, number (purchase) and
@@ -165,13 +190,13 @@ type leaseCandidate struct {
 	orgCaps    schedule.Caps
 }
 
-// leasePages bounds the pages of due attempts one LeaseAttemptsUnder
+// leasePages bounds the pages of due attempts one LeaseAttempts
 // reads: each page after the first excludes the schedules, numbers and
 // organizations found full on the pages before.
 const leasePages = 20
 
-// LeaseAttemptsUnder leases due attempts inside their hours and under every cap.
-func (s *Store) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
+// LeaseAttempts leases due attempts inside their hours and under every cap.
+func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Duration, limit int, caps schedule.Caps) ([]schedule.Attempt, error) {
 	// Every promotion asks every fraction of a second, mostly to hear
 	// "nothing": a read on the reader pool answers that without a write
 	// transaction (on SQLite, the one writer every API write and the
@@ -183,7 +208,7 @@ func (s *Store) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease tim
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, wrap("LeaseAttempts", err)
 	}
 	var out []schedule.Attempt
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -260,7 +285,7 @@ func (s *Store) LeaseAttemptsUnder(ctx context.Context, now time.Time, lease tim
 		}
 		return nil
 	})
-	return out, err
+	return out, wrap("LeaseAttempts", err)
 }
 
 func keyOf(key string, c leaseCandidate) string {
@@ -349,9 +374,12 @@ func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, li
 	return out, rows.Err()
 }
 
+// handOut is the promoter's lease on attempts (LeaseAttempts).
+var handOut = claim{Table: "attempts", Key: "id", Lease: "leased_until", Count: "leases"}
+
 // EndAttemptCall saves the call and, when it has just ended, does end to its attempt.
 func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("EndAttemptCall", s.tx(ctx, func(tx *sql.Tx) error {
 		deltas, err := s.updateCall(ctx, tx, c, prev, events)
 		if err != nil {
 			return err
@@ -360,7 +388,7 @@ func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Statu
 			return err
 		}
 		return s.bumpCounts(ctx, tx, deltas) // last: see updateCall
-	})
+	}))
 }
 
 // retryAttempt does end to the attempt of a call that has just ended: a
@@ -399,114 +427,3 @@ func (s *Store) retryAttempt(ctx context.Context, tx *sql.Tx, c call.Call, prev 
 	}
 	return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
 }
-
-// allFinal is true of a schedule (alias sched) none of whose attempts is
-// pending or has a live call.
-const allFinal = `NOT EXISTS (SELECT 1 FROM attempts a WHERE a.schedule_id = sched.id AND a.state = 'pending')
-	AND NOT EXISTS (SELECT 1 FROM attempts a JOIN calls c ON c.id = a.call_id
-		WHERE a.schedule_id = sched.id AND a.state = 'dialed' AND c.status < 3)`
-
-// DoneSchedules lists schedules whose attempts are all final and that are
-// not marked completed, with their counts.
-func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]store.ScheduleSummary, error) {
-	rows, err := s.query(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules sched WHERE sched.completed_at = 0 AND `+allFinal+`
-		ORDER BY sched.created_at LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	var out []store.ScheduleSummary
-	for rows.Next() {
-		sc, err := scanSchedule(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, store.ScheduleSummary{Schedule: sc})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	for i := range out {
-		if err := s.summarize(ctx, &out[i], now); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// CompleteSchedule marks a done schedule completed, once.
-func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev store.Event) (bool, error) {
-	marked := false
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		marked = false
-		res, err := s.exec(ctx, tx, `UPDATE schedules AS sched SET completed_at = ? WHERE sched.org_id = ? AND sched.id = ? AND sched.completed_at = 0 AND `+allFinal,
-			max(ms(at), 1), orgID, id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		marked = true
-		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
-	})
-	return marked, err
-}
-
-// SetSchedulePaused pauses or resumes a schedule.
-func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (store.ScheduleChange, error) {
-	var out store.ScheduleChange
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		out = store.ScheduleChange{}
-		var was, canceled int64
-		if err := s.row(ctx, tx, `SELECT paused_at, canceled_at FROM schedules WHERE org_id = ? AND id = ?`+s.forUpdate(), orgID, id).Scan(&was, &canceled); err != nil {
-			return notFound(err, "schedule")
-		}
-		live, err := s.liveAttempts(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		state := func(pausedAt int64) {
-			sc := schedule.Schedule{PausedAt: fromMS(pausedAt), CanceledAt: fromMS(canceled)}
-			out.Paused, out.Canceled, out.State = pausedAt != 0, canceled != 0, sc.State(live)
-		}
-		// Over (canceled, or nothing left to dial), or so already:
-		// nothing to change.
-		if canceled != 0 || live == 0 || (was != 0) == paused {
-			state(was)
-			return nil
-		}
-		to := int64(0)
-		if paused {
-			to = max(ms(at), 1)
-		}
-		if _, err := s.exec(ctx, tx, `UPDATE schedules SET paused_at = ? WHERE id = ?`, to, id); err != nil {
-			return err
-		}
-		out.Changed = true
-		state(to)
-		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
-	})
-	return out, err
-}
-
-// GetOrgCaps reads the organization's own caps.
-func (s *Store) GetOrgCaps(ctx context.Context, orgID string) (schedule.Caps, error) {
-	var c schedule.Caps
-	err := s.row(ctx, s.r, `SELECT max_concurrent_calls, max_concurrent_calls_per_number FROM orgs WHERE id = ?`, orgID).Scan(&c.PerOrg, &c.PerNumber)
-	return c, notFound(err, "organization")
-}
-
-// SetOrgCaps stores the organization's own caps.
-func (s *Store) SetOrgCaps(ctx context.Context, orgID string, caps schedule.Caps) error {
-	if caps.PerOrg < 0 || caps.PerNumber < 0 {
-		return apperr.Invalidf("maxConcurrentCalls", "caps must be 0 (none) or more")
-	}
-	res, err := s.exec(ctx, s.w, `UPDATE orgs SET max_concurrent_calls = ?, max_concurrent_calls_per_number = ? WHERE id = ?`, caps.PerOrg, caps.PerNumber, orgID)
-	return affected(res, err, "organization")
-}
-
-// handOut is the promoter's lease on attempts (LeaseAttemptsUnder).
-var handOut = claim{Table: "attempts", Key: "id", Lease: "leased_until", Count: "leases"}
