@@ -94,8 +94,8 @@ type Config struct {
 	SIP *sip.Config
 	// Twilio tunes the Twilio provider (organizations' own Twilio
 	// accounts): APIBaseURL (--twilio-api-base-url; a fake in tests) and
-	// timeouts. The app sets PublicURL (from PublicURL), Accounts, Sink,
-	// Admit, TokenKey and Log.
+	// timeouts. The app sets PublicURL (from PublicURL), Accounts,
+	// TokenKey and Log, and starts it with call control.
 	Twilio twilio.Config
 	// LostCallGrace is how long a queued or ringing call may go without any
 	// progress, and a conversation may outlive its maximum duration, before
@@ -288,22 +288,28 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, err
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
-	m.sandbox = sandbox.New(m.sandboxConfig(cfg), calls.HandleEvent, log.With("provider", "sandbox"))
+	m.sandbox = sandbox.New(m.sandboxConfig(cfg), log.With("provider", "sandbox"))
+	if err := m.sandbox.Start(ctx, calls); err != nil {
+		return nil, err
+	}
 	calls.AddProvider(m.sandbox)
 	calls.UseSecrets(sealer)
 	calls.UsePublicURL(cfg.PublicURL)
 	if cfg.SIP != nil {
-		if m.sip, err = sip.New(*cfg.SIP, calls.HandleEvent, calls.Admit, log); err != nil {
+		if m.sip, err = sip.New(*cfg.SIP, log); err != nil {
 			return nil, err
 		}
-		if err := m.sip.Start(ctx); err != nil {
+		if err := m.sip.Start(ctx, calls); err != nil {
 			return nil, fmt.Errorf("%w (--sip-addr HOST:PORT serves SIP elsewhere; --sip-addr off disables it)", err)
 		}
 		calls.AddProvider(m.sip)
 		reg.MustRegister(m.sip.Collector())
 		log.Info("serving SIP", "addr", m.sip.Addr().String())
 	}
-	if m.twilio, err = newTwilio(cfg, db, sealer, calls, log.With("provider", "twilio")); err != nil {
+	if m.twilio, err = newTwilio(cfg, db, sealer, log.With("provider", "twilio")); err != nil {
+		return nil, err
+	}
+	if err := m.twilio.Start(ctx, calls); err != nil {
 		return nil, err
 	}
 	calls.AddProvider(m.twilio)

@@ -46,6 +46,8 @@ type Service struct {
 	early groupcommit.Group[early, applied]
 }
 
+var _ telephony.CallControl = (*Service)(nil)
+
 // SetNode sets the id of this node (internal/cluster), which the calls
 // whose line this node takes record as their owner: a phone call it
 // places or admits, a line a provider hands it, a web call its gateway

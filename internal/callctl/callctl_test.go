@@ -95,7 +95,8 @@ func setup(t *testing.T, provider string) *bundle {
 	t.Cleanup(func() { db.Close() })
 	st := &failingUpdates{Store: db}
 	svc := callctl.New(st, slog.New(slog.DiscardHandler))
-	net := sandbox.New(sandbox.Config{RingTime: 50 * time.Millisecond, TalkTime: time.Hour}, svc.HandleEvent, nil)
+	net := sandbox.New(sandbox.Config{RingTime: 50 * time.Millisecond, TalkTime: time.Hour}, nil)
+	must(t, net.Start(ctx, svc))
 	t.Cleanup(func() { net.Close() })
 	svc.AddProvider(net)
 	svc.AddProvider(refusing{})
