@@ -43,6 +43,7 @@ import (
 	"switchboard/internal/scheduling"
 	"switchboard/internal/sip"
 	"switchboard/internal/store"
+	"switchboard/internal/telephony"
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
 	"switchboard/internal/twilio"
@@ -260,9 +261,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		return nil, err
 	}
 
-	calls := callctl.New(db, log)
-	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(&callsCollector{db: db, desc: prometheus.NewDesc("switchboard_calls", "Calls by status.", []string{"status"}, nil)})
@@ -277,8 +275,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	}
 	m.node = cluster.New(cluster.Config{Store: db, Bus: db.bus(), Addr: m.ln.Addr().String(), Lease: cfg.NodeLease, Renew: cfg.NodeHeartbeat,
 		Log: log.With("component", "cluster")})
-	calls.SetNode(m.node.ID())
-	m.calls = calls
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	providers := assistant.DefaultProviders()
 	models, modelNames := newModels(cfg, log.With("component", "conversation"))
@@ -289,31 +285,34 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
 	m.sandbox = sandbox.New(m.sandboxConfig(cfg), log.With("provider", "sandbox"))
-	if err := m.sandbox.Start(ctx, calls); err != nil {
-		return nil, err
-	}
-	calls.AddProvider(m.sandbox)
-	calls.UseSecrets(sealer)
-	calls.UsePublicURL(cfg.PublicURL)
+	nets := []telephony.Provider{m.sandbox}
 	if cfg.SIP != nil {
 		if m.sip, err = sip.New(*cfg.SIP, log); err != nil {
 			return nil, err
 		}
-		if err := m.sip.Start(ctx, calls); err != nil {
-			return nil, fmt.Errorf("%w (--sip-addr HOST:PORT serves SIP elsewhere; --sip-addr off disables it)", err)
-		}
-		calls.AddProvider(m.sip)
+		nets = append(nets, m.sip)
 		reg.MustRegister(m.sip.Collector())
-		log.Info("serving SIP", "addr", m.sip.Addr().String())
 	}
 	if m.twilio, err = newTwilio(cfg, db, sealer, log.With("provider", "twilio")); err != nil {
 		return nil, err
 	}
+	nets = append(nets, m.twilio)
+	reg.MustRegister(m.twilio.Collector())
+	calls := callctl.New(callctl.Config{Store: db, Providers: nets, Node: m.node.ID(), Secrets: sealer, PublicURL: cfg.PublicURL, Log: log})
+	m.calls = calls
+	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
+	if err := m.sandbox.Start(ctx, calls); err != nil {
+		return nil, err
+	}
+	if m.sip != nil {
+		if err := m.sip.Start(ctx, calls); err != nil {
+			return nil, fmt.Errorf("%w (--sip-addr HOST:PORT serves SIP elsewhere; --sip-addr off disables it)", err)
+		}
+		log.Info("serving SIP", "addr", m.sip.Addr().String())
+	}
 	if err := m.twilio.Start(ctx, calls); err != nil {
 		return nil, err
 	}
-	calls.AddProvider(m.twilio)
-	reg.MustRegister(m.twilio.Collector())
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	// One budget of refusals per client address, shared by the REST API
 	// and the gateway: a client that floods either is slowed on both.
@@ -341,7 +340,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
 	// A call that ends anywhere stops here if it runs here, and its owner
 	// hears of it if another node holds its line.
-	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: m.node.Ended})
+	if err := calls.Start(ctx, callEvents{runtime: m.runtime, node: m.node}); err != nil {
+		return nil, err
+	}
 	if err := m.node.Join(ctx); err != nil {
 		return nil, fmt.Errorf("join the cluster: %w", err)
 	}

@@ -67,7 +67,7 @@ type Config struct {
 	// pipelines once audio is on); the node's one runtime, shared with
 	// its phone lines, so that the API's live call control reaches web
 	// calls too. Its Ended must be told of every call's end (callctl's
-	// Ended hook).
+	// Listener).
 	Runtime *callrun.Runtime
 	Log     *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
