@@ -273,8 +273,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + m.ln.Addr().String()
 	}
-	m.node = cluster.New(cluster.Config{Store: db, Bus: db.bus(), Addr: m.ln.Addr().String(), Lease: cfg.NodeLease, Renew: cfg.NodeHeartbeat,
-		Log: log.With("component", "cluster")})
+	nodeID := cluster.NewID()
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	providers := assistant.DefaultProviders()
 	models, modelNames := newModels(cfg, log.With("component", "conversation"))
@@ -298,7 +297,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	}
 	nets = append(nets, m.twilio)
 	reg.MustRegister(m.twilio.Collector())
-	calls := callctl.New(callctl.Config{Store: db, Providers: nets, Node: m.node.ID(), Secrets: sealer, PublicURL: cfg.PublicURL, Log: log})
+	calls := callctl.New(callctl.Config{Store: db, Providers: nets, Node: nodeID, Secrets: sealer, PublicURL: cfg.PublicURL, Log: log})
 	m.calls = calls
 	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
 	if err := m.sandbox.Start(ctx, calls); err != nil {
@@ -321,7 +320,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
 	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
 		Observer: vm, Recordings: recordings, Log: log.With("component", "conversation")})
-	m.node.Serve(m.runtime, calls.EndByAPI)
+	m.node = cluster.New(cluster.Config{ID: nodeID, Store: db, Bus: db.bus(), Addr: m.ln.Addr().String(), Lease: cfg.NodeLease, Renew: cfg.NodeHeartbeat,
+		Local: m.runtime, Calls: calls, Log: log.With("component", "cluster")})
 	reg.MustRegister(newClusterCollector(m.node))
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
 		PublicKeyRate: cfg.PublicKeyRateLimit, PublicAddressRate: cfg.PublicKeyAddressRateLimit, Providers: providers, Webhooks: guard,
@@ -343,10 +343,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	if err := calls.Start(ctx, callEvents{runtime: m.runtime, node: m.node}); err != nil {
 		return nil, err
 	}
-	if err := m.node.Join(ctx); err != nil {
-		return nil, fmt.Errorf("join the cluster: %w", err)
+	if err := m.node.Start(ctx); err != nil {
+		return nil, err
 	}
-	m.startWorker(workerCtx, m.node.Run)
 	// The leader's sweeps: the calls of dead nodes (node-lost), the web
 	// calls nobody joined, and the schedules whose attempts are all final
 	// (schedule.completed).
@@ -647,11 +646,7 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.node != nil {
 		// The calls are stopped: give the leases up, so that another node
 		// leads at once and none waits for this one's lease to lapse.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		if err := m.node.Leave(lctx); err != nil {
-			m.log.Warn("leaving the cluster failed; this node's leases lapse by themselves", "err", err)
-		}
-		cancel()
+		_ = m.node.Stop(ctx)
 	}
 	if m.api != nil {
 		m.api.Close()
