@@ -371,7 +371,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// node takes nothing: the others do).
 	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.JobPoll,
 		Hold: sched.DialHold(), Refuse: m.node.Draining, Log: log.With("component", "dialer")}
-	m.dialer.Start()
+	if err := m.dialer.Start(ctx); err != nil {
+		return nil, err
+	}
 	// Housekeeping, on the leader: lost calls, purges.
 	m.onLeader(workerCtx, cmpOrDur(cfg.HousekeepingEvery, 10*time.Second), func(ctx context.Context) {
 		if err := m.housekeeping(ctx, calls, sched); err != nil && ctx.Err() == nil {

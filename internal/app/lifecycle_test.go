@@ -239,7 +239,9 @@ func TestCloseOverrunningDial(t *testing.T) {
 						_ = m.Close(context.Background())
 					}
 				})
-				d.Start()
+				if err := d.Start(t.Context()); err != nil {
+					t.Fatal(err)
+				}
 				select {
 				case <-running:
 				case <-time.After(10 * time.Second):
