@@ -1,24 +1,21 @@
-// Package app wires Switchboard together: database, cluster, dialer, telephony
-// providers, services and the HTTP server. Main is what `switchboard serve`
-// runs and what end-to-end tests start on a :0 port.
+// Package app is Switchboard's composition root: Start builds the parts
+// (database, telephony providers, call control, the call runtime, the
+// cluster node, the REST API, the gateway, the dialer, the background loops
+// and the HTTP servers), lists them in order (parts) and starts them; Close
+// stops the same list in reverse. Main is what `switchboard serve` runs and
+// what end-to-end tests start on a :0 port.
 package app
 
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"switchboard/internal/analysis"
-	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/assistantjson"
 	"switchboard/internal/auth"
@@ -41,8 +37,9 @@ import (
 	"switchboard/internal/numbers"
 	"switchboard/internal/recording"
 	"switchboard/internal/scheduling"
+	"switchboard/internal/secret"
 	"switchboard/internal/sip"
-	"switchboard/internal/store"
+	"switchboard/internal/telephony"
 	"switchboard/internal/telephony/sandbox"
 	"switchboard/internal/throttle"
 	"switchboard/internal/twilio"
@@ -94,8 +91,8 @@ type Config struct {
 	SIP *sip.Config
 	// Twilio tunes the Twilio provider (organizations' own Twilio
 	// accounts): APIBaseURL (--twilio-api-base-url; a fake in tests) and
-	// timeouts. The app sets PublicURL (from PublicURL), Accounts, Sink,
-	// Admit, TokenKey and Log.
+	// timeouts. The app sets PublicURL (from PublicURL), Accounts,
+	// TokenKey and Log, and starts it with call control.
 	Twilio twilio.Config
 	// LostCallGrace is how long a queued or ringing call may go without any
 	// progress, and a conversation may outlive its maximum duration, before
@@ -110,8 +107,8 @@ type Config struct {
 	Scheduling scheduling.Config
 	// HousekeepingEvery is the housekeeping interval.
 	HousekeepingEvery time.Duration
-	// ShutdownTimeout bounds graceful shutdown; Close gives each of its
-	// stages its own share (stopGatewayBy…).
+	// ShutdownTimeout bounds graceful shutdown; Close gives each part
+	// its own share (parts: stopGatewayBy…).
 	ShutdownTimeout time.Duration
 	// WebhookAllowPrivate lets webhook endpoints resolve to loopback and
 	// private addresses (tests, trusted networks).
@@ -186,32 +183,31 @@ func DefaultConfig() Config {
 	}
 }
 
-// Main is a running server.
+// Main is a running server: its parts, as Start built them (parts lists
+// them in order), and the database under them.
 type Main struct {
-	cfg     Config
-	log     *slog.Logger
-	out     io.Writer
-	db      *Database
-	dialer  *scheduling.Dialer
-	sandbox *sandbox.Network
-	sip     *sip.Provider // nil when SIP is off
-	twilio  *twilio.Provider
-	api     *httpapi.Server
-	http    *http.Server
-	ln      net.Listener
-	// metricsLn is the metrics listener (Config.MetricsAddr), if any.
-	metricsLn net.Listener
-	runtime   *callrun.Runtime
-	gateway   *gateway.Server
-	calls     *callctl.Service
+	cfg Config
+	log *slog.Logger
+	out io.Writer
+	db  *Database
+
+	api   *httpapi.Server
+	calls *callctl.Service
 	// node is this process in the cluster: its heartbeat, the leader
 	// lease, live control routed to the node that holds a call's line.
-	node   *cluster.Node
-	speech *SpeechEngines
-	// workers are the background loops Main owns (startWorker);
-	// stopWorkers cancels their context, and Close waits for them.
-	stopWorkers context.CancelFunc
-	workers     sync.WaitGroup
+	node    *cluster.Node
+	loops   *loops
+	metrics *server // the metrics listener's (Config.MetricsAddr); nil without
+	sandbox *sandbox.Network
+	twilio  *twilio.Provider
+	sip     *sip.Provider // nil when SIP is off
+	speech  *SpeechEngines
+	runtime *callrun.Runtime
+	// conversations is the runtime as a part of the list.
+	conversations *conversations
+	dialer        *scheduling.Dialer
+	http          *server
+	gateway       *gateway.Server
 	// BootstrapKey is the key printed on the first start, for tests.
 	BootstrapKey string
 	OrgID        string
@@ -234,116 +230,141 @@ func (m *Main) sandboxConfig(cfg Config) sandbox.Config {
 	return sc
 }
 
-// Start opens and migrates the database, bootstraps the first organization,
-// joins the cluster, starts the dialer and begins serving. out receives the
-// one-time key banner.
+// Start opens and migrates the database, bootstraps the first
+// organization, builds the server's parts and starts them in order
+// (parts): the cluster node joins, the providers listen, the dialer
+// dials and, last, the HTTP server serves. out receives the one-time key
+// banner. A start that fails stops what it started and closes the
+// database.
 func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Main, error) {
 	m := &Main{cfg: cfg, log: log, out: out}
-	workerCtx, stopWorkers := context.WithCancel(context.Background())
-	m.stopWorkers = stopWorkers
-	ok := false
-	defer func() {
-		if !ok {
-			m.Close(context.Background())
-		}
-	}()
+	err := m.build(ctx)
+	if err == nil {
+		err = m.parts().Start(ctx)
+	}
+	if err != nil {
+		_ = m.Close(context.Background())
+		return nil, err
+	}
+	if m.sip != nil {
+		log.Info("serving SIP", "addr", m.sip.Addr().String())
+	}
+	log.Info("serving", "addr", m.Addr(), "db", m.db.Kind, "public_url", m.cfg.PublicURL, "version", Version, "node_id", m.node.ID())
+	return m, nil
+}
+
+// build makes the parts, bottom up: each constructor takes what its part
+// calls downward; what a part reports upward it is given as it starts
+// (parts). Nothing is set on a part after it is built.
+func (m *Main) build(ctx context.Context) error {
+	cfg, log := m.cfg, m.log
 	db, err := OpenMigrated(ctx, cfg.DB)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m.db = db
 	if err := m.bootstrap(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	sealer, err := openSealer(cfg, log)
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	calls := callctl.New(db, log)
-	sched := scheduling.New(db, calls, cfg.Scheduling, log.With("component", "scheduling"))
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(&callsCollector{db: db, desc: prometheus.NewDesc("switchboard_calls", "Calls by status.", []string{"status"}, nil)})
 
 	// Listen first so that a :0 port is known for the default public URL.
-	m.ln, err = new(net.ListenConfig).Listen(ctx, "tcp", cfg.Addr)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	m.http = &server{Server: &http.Server{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}, name: "http", ln: ln, graceful: true, log: log}
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = "http://" + m.ln.Addr().String()
+		cfg.PublicURL = "http://" + ln.Addr().String()
+		m.cfg.PublicURL = cfg.PublicURL
 	}
-	m.node = cluster.New(cluster.Config{Store: db, Bus: db.bus(), Addr: m.ln.Addr().String(), Lease: cfg.NodeLease, Renew: cfg.NodeHeartbeat,
-		Log: log.With("component", "cluster")})
-	calls.SetNode(m.node.ID())
-	m.calls = calls
+
+	// The calls, bottom up: the speech engines, the providers, call
+	// control over them, the runtime over call control, the node over
+	// both.
 	guard := webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	providers := assistant.DefaultProviders()
 	models, modelNames := newModels(cfg, log.With("component", "conversation"))
 	providers.Model = modelNames
-	m.speech, err = NewSpeechEngines(cfg.Speech.inheritOpenAI(cfg.OpenAIBaseURL, cfg.OpenAIKey), log.With("component", "speech"))
-	if err != nil {
-		return nil, err
+	if m.speech, err = NewSpeechEngines(cfg.Speech.inheritOpenAI(cfg.OpenAIBaseURL, cfg.OpenAIKey), log.With("component", "speech")); err != nil {
+		return err
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
-	m.sandbox = sandbox.New(m.sandboxConfig(cfg), calls.HandleEvent, log.With("provider", "sandbox"))
-	calls.AddProvider(m.sandbox)
-	calls.UseSecrets(sealer)
-	calls.UsePublicURL(cfg.PublicURL)
+	m.sandbox = sandbox.New(m.sandboxConfig(cfg), log.With("provider", "sandbox"))
+	nets := []telephony.Provider{m.sandbox}
 	if cfg.SIP != nil {
-		if m.sip, err = sip.New(*cfg.SIP, calls.HandleEvent, calls.Admit, log); err != nil {
-			return nil, err
+		if m.sip, err = sip.New(*cfg.SIP, log); err != nil {
+			return err
 		}
-		if err := m.sip.Start(ctx); err != nil {
-			return nil, fmt.Errorf("%w (--sip-addr HOST:PORT serves SIP elsewhere; --sip-addr off disables it)", err)
-		}
-		calls.AddProvider(m.sip)
+		nets = append(nets, m.sip)
 		reg.MustRegister(m.sip.Collector())
-		log.Info("serving SIP", "addr", m.sip.Addr().String())
 	}
-	if m.twilio, err = newTwilio(cfg, db, sealer, calls, log.With("provider", "twilio")); err != nil {
-		return nil, err
+	if m.twilio, err = newTwilio(cfg, db, sealer, log.With("provider", "twilio")); err != nil {
+		return err
 	}
-	calls.AddProvider(m.twilio)
+	nets = append(nets, m.twilio)
 	reg.MustRegister(m.twilio.Collector())
+	nodeID := cluster.NewID()
+	m.calls = callctl.New(callctl.Config{Store: db, Providers: nets, Node: nodeID, Secrets: sealer, PublicURL: cfg.PublicURL, Log: log})
+	sched := scheduling.New(db, m.calls, cfg.Scheduling, log.With("component", "scheduling"))
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
+	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
+	m.runtime = callrun.New(callrun.Config{Store: db, Ender: m.calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
+		Observer: newVoiceMetrics(reg), Recordings: recordings, Log: log.With("component", "conversation")})
+	m.conversations = &conversations{rt: m.runtime}
+	m.node = cluster.New(cluster.Config{ID: nodeID, Store: db, Bus: db.bus(), Addr: ln.Addr().String(), Lease: cfg.NodeLease, Renew: cfg.NodeHeartbeat,
+		Local: m.runtime, Calls: m.calls, Log: log.With("component", "cluster")})
+	reg.MustRegister(newClusterCollector(m.node))
+
+	// What serves them: the REST API, the gateway, the dialer.
 	// One budget of refusals per client address, shared by the REST API
 	// and the gateway: a client that floods either is slowed on both.
 	refusals := throttle.NewLimiter(throttle.LimiterConfig{Rate: cfg.RefusalLimit, Burst: cfg.RefusalBurst})
-	vm := newVoiceMetrics(reg)
-	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
-	m.runtime = callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
-		Observer: vm, Recordings: recordings, Log: log.With("component", "conversation")})
-	m.node.Serve(m.runtime, calls.EndByAPI)
-	reg.MustRegister(newClusterCollector(m.node))
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
 		PublicKeyRate: cfg.PublicKeyRateLimit, PublicAddressRate: cfg.PublicKeyAddressRateLimit, Providers: providers, Webhooks: guard,
 		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.node, Recordings: recordings,
 		Twilio: twilio.NewAccounts(m.twilio, sealer)},
-		db, calls, sched, log, reg)
-	if db.Kind == "postgres" && (cfg.RateLimit > 0 || cfg.PublicKeyRateLimit > 0) {
-		m.startWorker(workerCtx, m.syncLimits)
-	}
-	m.startWorker(workerCtx, func(ctx context.Context) {
-		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
-	})
-	m.gateway = gateway.New(gateway.Config{Store: db, Calls: calls, Runtime: m.runtime,
+		db, m.calls, sched, log, reg)
+	m.gateway = gateway.New(gateway.Config{Store: db, Calls: m.calls, Runtime: m.runtime,
 		Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})
 	reg.MustRegister(&gatewayCollector{gw: m.gateway, refusals: prometheus.NewDesc("switchboard_gateway_refusals_total",
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
-	// A call that ends anywhere stops here if it runs here, and its owner
-	// hears of it if another node holds its line.
-	calls.SetHooks(callctl.Hooks{Answered: m.runtime.Start, Ended: m.node.Ended})
-	if err := m.node.Join(ctx); err != nil {
-		return nil, fmt.Errorf("join the cluster: %w", err)
+	// Every node dials what the leader's promoter hands out (a draining
+	// node takes nothing: the others do).
+	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.JobPoll,
+		Hold: sched.DialHold(), Refuse: m.node.Draining, CancelGrace: dialCancelGrace(cfg), Log: log.With("component", "dialer")}
+	m.loops = m.backgroundLoops(sched, guard)
+
+	mux := http.NewServeMux()
+	if err := m.serveMetrics(ctx, mux, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), refusals); err != nil {
+		return err
 	}
-	m.startWorker(workerCtx, m.node.Run)
+	return m.route(mux, refusals, guard, providers, recordings, sealer)
+}
+
+// backgroundLoops are the loops of the list's "background loops" part:
+// the rate-limit sync (PostgreSQL), the analysis worker, the webhook
+// dispatcher, and on the leader the sweeps, housekeeping and the promoter.
+func (m *Main) backgroundLoops(sched *scheduling.Service, guard webhook.Guard) *loops {
+	cfg, log, db, calls := m.cfg, m.log, m.db, m.calls
+	l := &loops{}
+	if db.Kind == "postgres" && (cfg.RateLimit > 0 || cfg.PublicKeyRateLimit > 0) {
+		l.add(m.syncLimits)
+	}
+	l.add(func(ctx context.Context) {
+		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), EventType: callctl.EventAnalysisReady, Every: cfg.AnalysisEvery}).Run(ctx)
+	})
 	// The leader's sweeps: the calls of dead nodes (node-lost), the web
 	// calls nobody joined, and the schedules whose attempts are all final
 	// (schedule.completed).
-	m.onLeader(workerCtx, cmpOrDur(cfg.SweepEvery, time.Second), func(ctx context.Context) {
+	l.every(cmpOrDur(cfg.SweepEvery, time.Second), m.node.Leader, func(ctx context.Context) {
 		if n, err := calls.EndOrphaned(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			log.Warn("ending the calls of dead nodes failed", "err", err)
 		} else if n > 0 {
@@ -356,25 +377,19 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			log.Warn("marking finished schedules completed failed", "err", err)
 		}
 	})
-	m.startWorker(workerCtx, func(ctx context.Context) {
+	l.add(func(ctx context.Context) {
 		(&webhook.Dispatcher{Store: db, Sender: &webhook.Sender{Client: &http.Client{Transport: guard.Transport()}},
 			Log: log.With("component", "webhooks"), Every: cfg.WebhookEvery}).Run(ctx)
 	})
-
-	// Every node dials what the leader's promoter hands out (a draining
-	// node takes nothing: the others do).
-	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.JobPoll,
-		Hold: sched.DialHold(), Refuse: m.node.Draining, Log: log.With("component", "dialer")}
-	m.dialer.Start()
 	// Housekeeping, on the leader: lost calls, purges.
-	m.onLeader(workerCtx, cmpOrDur(cfg.HousekeepingEvery, 10*time.Second), func(ctx context.Context) {
+	l.every(cmpOrDur(cfg.HousekeepingEvery, 10*time.Second), m.node.Leader, func(ctx context.Context) {
 		if err := m.housekeeping(ctx, calls, sched); err != nil && ctx.Err() == nil {
 			log.Warn("housekeeping failed", "err", err)
 		}
 	})
 	// The promoter runs on one node, the leader: one promoter is what
 	// keeps the caps exact.
-	m.onLeader(workerCtx, cmpOrDur(cfg.PromoteEvery, 50*time.Millisecond), func(ctx context.Context) {
+	l.every(cmpOrDur(cfg.PromoteEvery, 50*time.Millisecond), m.node.Leader, func(ctx context.Context) {
 		n, err := sched.Promote(ctx)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("promoting due attempts failed", "err", err)
@@ -383,11 +398,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 			m.dialer.Nudge()
 		}
 	})
+	return l
+}
 
-	mux := http.NewServeMux()
-	if err := m.serveMetrics(ctx, workerCtx, mux, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), refusals); err != nil {
-		return nil, err
-	}
+// route mounts on mux what the HTTP server serves besides /metrics: the
+// probes, the gateway, Twilio's callbacks, the widget, the dashboard and
+// the REST API.
+func (m *Main) route(mux *http.ServeMux, refusals *throttle.Limiter, guard webhook.Guard, providers assistant.Providers,
+	recordings *recording.Archive, sealer *secret.Sealer) error {
+	cfg, db, calls := m.cfg, m.db, m.calls
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"status":true,"message":"ok"}`)
@@ -415,7 +434,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// The web widget's scripts and demo page: static, public, outside the REST middleware.
 	wh, err := widget.New(cfg.PublicURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	wh.Register(mux)
 	// The operator dashboard: its own sessions and CSRF, outside the REST
@@ -423,33 +442,24 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*M
 	// The dashboard edits assistants, buys numbers and registers
 	// endpoints with the REST API's own checks and code paths.
 	dash, err := ui.New(ui.Config{Store: db, Recordings: recordings, Refusals: refusals, Proxies: cfg.TrustedProxies,
-		PublicURL: cfg.PublicURL, Log: log.With("component", "ui"), StartWebCall: calls.CreateWebCall,
+		PublicURL: cfg.PublicURL, Log: m.log.With("component", "ui"), StartWebCall: calls.CreateWebCall,
 		PlacePhoneCall: func(ctx context.Context, orgID, purchaseID, to string) (call.Call, error) {
 			return calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: orgID, PurchaseID: purchaseID, To: to})
 		},
 		Assistants: assistantjson.Config{Providers: providers, URLs: guard}, Webhooks: guard,
 		Numbers: &numbers.Service{Store: db, Providers: calls, Twilio: twilio.NewAccounts(m.twilio, sealer), Secrets: sealer,
-			Log: log.With("component", "numbers"), Now: time.Now}})
+			Log: m.log.With("component", "numbers"), Now: time.Now}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mux.Handle(ui.Prefix, dash)
 	// A browser that asks for / is sent to the dashboard; API clients
 	// keep the API's JSON 404.
 	mux.Handle("GET /{$}", ui.RootRedirect(m.api))
 	mux.Handle("/", m.api)
-
-	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	m.http.Handler = mux
 	m.http.RegisterOnShutdown(dash.Close) // Shutdown waits for live-update streams: end them
-	go func() {
-		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server stopped", "err", err)
-		}
-	}()
-	log.Info("serving", "addr", m.ln.Addr().String(), "db", db.Kind, "public_url", cfg.PublicURL, "version", Version, "node_id", m.node.ID())
-	ok = true
-	return m, nil
+	return nil
 }
 
 func cmpOr(s, def string) string {
@@ -466,33 +476,8 @@ func cmpOrDur(d, def time.Duration) time.Duration {
 	return d
 }
 
-// startWorker runs fn(ctx) in a goroutine that Close waits for; ctx is
-// the workers' context, which Close cancels (stopWorkers).
-func (m *Main) startWorker(ctx context.Context, fn func(ctx context.Context)) {
-	m.workers.Go(func() { fn(ctx) })
-}
-
-// onLeader runs fn every interval while this node leads the cluster (a
-// worker Close waits for, like startWorker's).
-func (m *Main) onLeader(ctx context.Context, every time.Duration, fn func(ctx context.Context)) {
-	m.startWorker(ctx, func(ctx context.Context) {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if m.node.Leader() {
-				fn(ctx)
-			}
-		}
-	})
-}
-
 // Addr is the address the server listens on (useful with :0).
-func (m *Main) Addr() string { return m.ln.Addr().String() }
+func (m *Main) Addr() string { return m.http.ln.Addr().String() }
 
 // URL is http://Addr.
 func (m *Main) URL() string { return "http://" + m.Addr() }
@@ -538,320 +523,37 @@ func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *
 	return errors.Join(errs...)
 }
 
-// Shares of Config.ShutdownTimeout, in tenths, that the stages of Close
-// run until, counted from the start of Close. Each stage has its own
-// deadline, so one that overruns (a web client that never answers the
-// close handshake) cannot take the next one's time; a stage that finishes
-// early leaves what it did not use to the next. Every stage so gets at
-// least its share: the gateway and the HTTP drain two tenths each, dials
-// under way three, then one more once they are canceled, and the background
-// loops, phone conversations and providers the last two.
-const (
-	stopGatewayBy = 2  // live web calls end system-shutdown; close handshakes
-	stopHTTPBy    = 4  // in-flight requests finish
-	stopDialsBy   = 7  // dials under way finish
-	cancelDialsBy = 8  // dials still under way are canceled and return
-	stopCallsBy   = 10 // loops stop; conversations and provider calls end
-)
-
-// Close shuts down gracefully in stages, each within its own share of
-// ShutdownTimeout (stopGatewayBy…): end live web calls and close their
-// sockets (clients that do not answer the close handshake in time are cut,
-// which is logged, not an error), stop taking requests and let running ones
-// finish, let dials under way finish (those that do not are canceled), stop
-// the background loops, end live phone calls and conversations, then flush
-// and close the database. It returns what did not stop cleanly within its
-// share, naming it. Work that overran its share still runs when Close
-// returns: the database is then left open, and closed once that work ends.
+// Close stops the parts in reverse order, each by its share of
+// ShutdownTimeout (parts): live web calls end and their sockets close
+// (clients that do not answer the close handshake in time are cut, which
+// is logged, not an error), the HTTP server stops taking requests and lets
+// running ones finish, dials under way finish (those that do not are
+// canceled), the phone conversations and the providers' calls end, the
+// background loops stop, then the node gives its leases up and key usage
+// is flushed. It then closes the database. It returns what did not stop
+// cleanly within its share, naming it. Work that overran its share still
+// runs when Close returns: the database is then left open, and closed once
+// that work ends.
 func (m *Main) Close(ctx context.Context) error {
-	total := cmpOrDur(m.cfg.ShutdownTimeout, 20*time.Second)
-	began := time.Now()
-	stage := func(tenths int) (context.Context, context.CancelFunc) {
-		return context.WithDeadline(ctx, began.Add(total*time.Duration(tenths)/10))
-	}
-	var errs []error
-	// running are closed when the work of a stage that overran has ended.
-	var running []<-chan struct{}
-	if m.gateway != nil {
-		// Before the HTTP server: Shutdown does not wait for hijacked
-		// (websocket) connections.
-		sctx, cancel := stage(stopGatewayBy)
-		if err := m.gateway.Close(sctx); err != nil {
-			m.log.Warn("web-call clients did not close their sockets in time and were cut", "err", err, "after", time.Since(began).String())
-		}
-		cancel()
-		// A cut session ends at once, but it may still be recording its
-		// call's end: the database waits for it (m.gateway.Stopped below).
-	}
-	if m.http != nil {
-		sctx, cancel := stage(stopHTTPBy)
-		if err := m.http.Shutdown(sctx); err != nil {
-			errs = append(errs, fmt.Errorf("http: requests did not finish in time: %w", err))
-			m.http.Close()
-		}
-		cancel()
-	} else if m.ln != nil {
-		m.ln.Close()
-	}
-	if m.dialer != nil {
-		sctx, cancel := stage(stopDialsBy)
-		err := m.dialer.Stop(sctx)
-		cancel()
-		if err != nil { // the share ran out with dials under way
-			sctx, cancel := stage(cancelDialsBy)
-			if cerr := m.dialer.StopAndCancel(sctx); cerr != nil {
-				err = fmt.Errorf("%w; %w", err, cerr)
-				running = append(running, m.dialer.Stopped())
-			} else {
-				err = fmt.Errorf("%w; they were canceled", err)
-			}
-			cancel()
-		}
-		errs = append(errs, err)
-	}
-	sctx, cancel := stage(stopCallsBy)
-	done, err := m.stopCalls(sctx)
-	cancel()
-	errs = append(errs, err)
-	if m.gateway != nil {
-		running = append(running, m.gateway.Stopped())
-	}
-	running = append(running, done)
-	// Work still ending (a cut web session recording its call's end, dials
-	// that were canceled) gets what is left of the whole budget.
-	last := time.NewTimer(time.Until(began.Add(total)))
-	defer last.Stop()
-	spent := false
-	running = slices.DeleteFunc(running, func(ch <-chan struct{}) bool {
-		if !spent {
-			select {
-			case <-ch:
-			case <-last.C:
-				spent = true
-			}
-		}
-		select {
-		case <-ch:
-			return true
-		default:
-			return false
-		}
-	})
-	if m.node != nil {
-		// The calls are stopped: give the leases up, so that another node
-		// leads at once and none waits for this one's lease to lapse.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		if err := m.node.Leave(lctx); err != nil {
-			m.log.Warn("leaving the cluster failed; this node's leases lapse by themselves", "err", err)
-		}
-		cancel()
-	}
-	if m.api != nil {
-		m.api.Close()
-	}
-	if m.db != nil {
-		if len(running) == 0 {
-			errs = append(errs, m.db.Close())
-		} else {
-			// Closed under that work, the database would fail its
-			// writes (a job's, a webhook delivery's record).
-			errs = append(errs, errors.New("database: left open until the work above ends"))
-			go func() {
-				for _, ch := range running {
-					<-ch
-				}
-				if err := m.db.Close(); err != nil {
-					m.log.Warn("closing the database after shutdown failed", "err", err)
-				}
-			}()
-		}
-	}
-	return errors.Join(errs...)
+	left, err := m.parts().Stop(ctx, m.budget())
+	return errors.Join(err, m.closeDatabase(left))
 }
 
-// stopCalls stops the background loops, the phone conversations, the
-// speech engines and the providers (live calls end system-shutdown). The
-// loops are canceled first and waited for last, so that one slow to return
-// (a webhook delivery waits for its receiver) holds up no call's end. When
-// ctx ends first, the error names the part still stopping; done is closed
-// once every part has stopped, whenever that is.
-func (m *Main) stopCalls(ctx context.Context) (done <-chan struct{}, err error) {
-	if m.stopWorkers != nil {
-		m.stopWorkers()
+// closeDatabase closes the database, at once when nothing the parts left
+// runs (left is nil), else once it has ended: closed under that work, the
+// database would fail its writes (a dial's, a webhook delivery's record).
+func (m *Main) closeDatabase(left <-chan struct{}) error {
+	switch {
+	case m.db == nil:
+		return nil
+	case left == nil:
+		return m.db.Close()
 	}
-	parts := []struct {
-		name string
-		stop func() error
-	}{
-		{"phone conversations", func() error {
-			if m.runtime != nil {
-				m.runtime.Stop()
-			}
-			return nil
-		}},
-		{"speech engines", m.speech.Close},
-		{"provider calls", func() error {
-			var errs []error
-			if m.sip != nil {
-				errs = append(errs, m.sip.Close())
-			}
-			if m.twilio != nil {
-				errs = append(errs, m.twilio.Close())
-			}
-			if m.sandbox != nil {
-				errs = append(errs, m.sandbox.Close())
-			}
-			return errors.Join(errs...)
-		}},
-		{"background loops", func() error {
-			m.workers.Wait()
-			return nil
-		}},
-	}
-	var at atomic.Int32 // the part stopping
-	var errs []error    // read once finished is closed
-	finished := make(chan struct{})
 	go func() {
-		defer close(finished)
-		for i, p := range parts {
-			at.Store(int32(i))
-			if err := p.stop(); err != nil {
-				errs = append(errs, fmt.Errorf("stop: %s: %w", p.name, err))
-			}
+		<-left
+		if err := m.db.Close(); err != nil {
+			m.log.Warn("closing the database after shutdown failed", "err", err)
 		}
 	}()
-	select {
-	case <-finished:
-		return finished, errors.Join(errs...)
-	case <-ctx.Done():
-		return finished, fmt.Errorf("stop: %s did not end in time: %w", parts[at.Load()].name, ctx.Err())
-	}
-}
-
-// callsCollector reports calls by status from the per-status totals.
-type callsCollector struct {
-	db   *Database
-	desc *prometheus.Desc
-}
-
-func (c *callsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c *callsCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	cc, ok := c.db.Store.(store.Counter)
-	if !ok {
-		return
-	}
-	counts, err := cc.CallCounts(ctx)
-	if err != nil {
-		return
-	}
-	for st := call.Queued; st <= call.Ended; st++ {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), st.Text())
-	}
-}
-
-// MetricsURL is http://address of the metrics listener, or "" when there
-// is none (Config.MetricsAddr empty).
-func (m *Main) MetricsURL() string {
-	if m.metricsLn == nil {
-		return ""
-	}
-	return "http://" + m.metricsLn.Addr().String()
-}
-
-// serveMetrics serves GET /metrics where the configuration says: on a
-// listener of its own (MetricsAddr; the public port does not serve it,
-// and the listener also serves the Go profiler under /debug/pprof/),
-// else on the public mux when a token guards it, else nowhere. The token,
-// when set, is required wherever /metrics is served; wrong tokens spend
-// the client's refusal budget like bad API keys.
-func (m *Main) serveMetrics(ctx, workerCtx context.Context, public *http.ServeMux, h http.Handler, refusals *throttle.Limiter) error {
-	if m.cfg.MetricsToken != "" {
-		h = bearer(m.cfg.MetricsToken, h, refusals, m.cfg.TrustedProxies)
-	}
-	switch {
-	case m.cfg.MetricsAddr != "":
-		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", m.cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("metrics listener: %w", err)
-		}
-		m.metricsLn = ln
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", h)
-		// The Go profiler, on this listener only (never the public port),
-		// behind the same token: CPU, heap, goroutines and mutex waits of
-		// a running node, for `go tool pprof`.
-		prof := http.NewServeMux()
-		prof.HandleFunc("/debug/pprof/", pprof.Index)
-		prof.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		prof.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		prof.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		prof.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		var ph http.Handler = prof
-		if m.cfg.MetricsToken != "" {
-			ph = bearer(m.cfg.MetricsToken, prof, refusals, m.cfg.TrustedProxies)
-		}
-		mux.Handle("GET /debug/pprof/", ph)
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
-			ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn)}
-		m.startWorker(workerCtx, func(ctx context.Context) {
-			stop := context.AfterFunc(ctx, func() { srv.Close() })
-			defer stop()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				m.log.Error("metrics server stopped", "err", err)
-			}
-		})
-		m.log.Info("serving metrics", "addr", ln.Addr().String(), "token", m.cfg.MetricsToken != "")
-	case m.cfg.MetricsToken != "":
-		public.Handle("GET /metrics", h)
-		m.log.Info("serving metrics on the public port behind the token")
-	default:
-		m.log.Info("metrics are not served: set --metrics-addr (or --metrics-token to serve them on the public port)")
-	}
-	return nil
-}
-
-// bearer requires "Authorization: Bearer token" (compared in constant
-// time). A wrong token is refused like a bad API key: the API's error
-// body with a requestId, spending the client's refusal budget, and 429
-// with Retry-After once it is spent.
-func bearer(token string, h http.Handler, refusals *throttle.Limiter, proxies throttle.Proxies) http.Handler {
-	want := sha256.Sum256([]byte(token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var adm throttle.Admission
-		if refusals != nil {
-			adm = refusals.Admit(proxies.Client(r))
-		}
-		if adm.Blocked {
-			httpapi.WriteError(w, &apperr.Error{Kind: apperr.RateLimited, RetryAfter: adm.Wait,
-				Message: "too many requests from this address failed authentication; retry later"})
-			return
-		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(got))
-		good := ok && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
-		refusals.Done(adm, !good)
-		if !good {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
-			httpapi.WriteError(w, apperr.New(apperr.Unauthenticated, "metrics need Authorization: Bearer <the metrics token>"))
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// gatewayCollector reports the gateway's counters.
-type gatewayCollector struct {
-	gw       *gateway.Server
-	refusals *prometheus.Desc
-}
-
-func (c *gatewayCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.refusals }
-
-func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
-	for reason, n := range c.gw.Stats().Refusals {
-		ch <- prometheus.MustNewConstMetric(c.refusals, prometheus.CounterValue, float64(n), reason)
-	}
+	return errors.New("database: left open until the work above ends")
 }

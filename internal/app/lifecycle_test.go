@@ -221,7 +221,8 @@ func TestCloseOverrunningDial(t *testing.T) {
 				}
 				running, release, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 				var once sync.Once
-				d := &scheduling.Dialer{Store: &oneDial{Store: db}, Every: 50 * time.Millisecond,
+				cfg := Config{ShutdownTimeout: time.Second}
+				d := &scheduling.Dialer{Store: &oneDial{Store: db}, Every: 50 * time.Millisecond, CancelGrace: dialCancelGrace(cfg),
 					Dial: func(ctx context.Context, _ []store.Dial) error {
 						close(running)
 						if tc.ignoreCancel {
@@ -234,7 +235,7 @@ func TestCloseOverrunningDial(t *testing.T) {
 						return nil
 					}}
 				// A Main with only its database and dialer.
-				m := &Main{cfg: Config{ShutdownTimeout: time.Second}, log: discardLogger(), db: db, dialer: d}
+				m := &Main{cfg: cfg, log: discardLogger(), db: db, dialer: d}
 				closed := false
 				t.Cleanup(func() { // when the test failed half-way
 					once.Do(func() { close(release) })
@@ -242,7 +243,9 @@ func TestCloseOverrunningDial(t *testing.T) {
 						_ = m.Close(context.Background())
 					}
 				})
-				d.Start()
+				if err := d.Start(t.Context()); err != nil {
+					t.Fatal(err)
+				}
 				select {
 				case <-running:
 				case <-time.After(10 * time.Second):

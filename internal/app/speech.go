@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/deepgram"
 	"switchboard/internal/speech/cloud/elevenlabs"
@@ -313,6 +315,15 @@ func (e *SpeechEngines) assistantProviders() (transcribers, voices []string) {
 	}
 	return transcribers, voices
 }
+
+// Start does nothing: the engines are ready once built. It makes them a
+// part of the list, stopped after the conversations that use them.
+func (e *SpeechEngines) Start(context.Context) error { return nil }
+
+// Stop is Close.
+func (e *SpeechEngines) Stop(context.Context) error { return e.Close() }
+
+var _ lifecycle.Service = (*SpeechEngines)(nil)
 
 // Close frees the engines' resources (the local decoders). Safe on nil
 // and to call twice.

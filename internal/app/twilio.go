@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 
-	"switchboard/internal/callctl"
 	"switchboard/internal/secret"
 	"switchboard/internal/store"
 	"switchboard/internal/throttle"
@@ -19,10 +18,10 @@ import (
 // reaches this server at cfg.PublicURL, and the stream tokens are signed
 // with a key derived from the secret key, so that any node (and a
 // restarted one) accepts them.
-func newTwilio(cfg Config, db store.Connections, sealer *secret.Sealer, calls *callctl.Service, log *slog.Logger) (*twilio.Provider, error) {
+func newTwilio(cfg Config, db store.Connections, sealer *secret.Sealer, log *slog.Logger) (*twilio.Provider, error) {
 	tc := cfg.Twilio
 	tc.PublicURL = cfg.PublicURL
-	tc.Sink, tc.Admit, tc.Log = calls.HandleEvent, calls.Admit, log
+	tc.Log = log
 	if sealer != nil {
 		tc.TokenKey = sealer.Digest([]byte("twilio media stream tokens"))
 	}

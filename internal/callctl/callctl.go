@@ -16,6 +16,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/groupcommit"
 	"switchboard/internal/id"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony"
@@ -41,16 +42,16 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	// secrets opens the sealed passwords of SIP connections (UseSecrets).
 	secrets   Opener
-	publicURL string // webhook payloads' recordingUrl base (UsePublicURL)
+	publicURL string
 
 	mu      sync.Mutex
 	hangups map[string]hangup // by call id, until its Ended event (see hangup)
-	hooks   Hooks
+	// listener hears of answered lines and ended calls (Start).
+	listener Listener
 
-	// node is this node's id (SetNode), recorded on the calls whose line
-	// it takes; draining refuses new calls (Drain).
+	// node is this node's id, recorded on the calls whose line it takes;
+	// draining refuses new calls (Drain).
 	node     string
 	draining atomic.Bool
 
@@ -58,11 +59,44 @@ type Service struct {
 	early groupcommit.Group[early, applied]
 }
 
-// SetNode sets the id of this node (internal/cluster), which the calls
-// whose line this node takes record as their owner: a phone call it
-// places or admits, a line a provider hands it, a web call its gateway
-// claims. Call it before calls are placed.
-func (s *Service) SetNode(id string) { s.node = id }
+// Config is what call control is built with: what it calls downward.
+type Config struct {
+	Store Store
+	// Providers are the telephony networks calls are placed on and hung
+	// up through, each under its Name. They report to the Service once
+	// started with it (telephony.CallControl).
+	Providers []telephony.Provider
+	// Node is the id of this node (cluster.NewID), which the calls whose
+	// line this node takes record as their owner: a phone call it places
+	// or admits, a line a provider hands it, a web call its gateway
+	// claims.
+	Node string
+	// Secrets opens the sealed passwords of connections.
+	Secrets Opener
+	// PublicURL is the server's public base URL, under which webhook
+	// payloads give a recorded call's recordingUrl (as the API does).
+	PublicURL string
+	Log       *slog.Logger
+}
+
+// Listener hears what call control decides about this node's calls: the
+// parts above it (the call runtime takes answered lines; the cluster node
+// stops an ended call here and tells the node that holds its line). Call
+// control is given it as it starts.
+type Listener interface {
+	// Answered is called (and must not block) when a provider answered a
+	// phone call and handed its line over; it reports whether the call
+	// runtime took the line (false while it stops: the call then ends
+	// system-shutdown and the line is hung up).
+	Answered(c call.Call, line telephony.Line) bool
+	// Ended is called (and must not block) when any call has ended.
+	Ended(c call.Call)
+}
+
+var (
+	_ telephony.CallControl        = (*Service)(nil)
+	_ lifecycle.Reporter[Listener] = (*Service)(nil)
+)
 
 // Drain makes this node refuse new phone calls, outbound (Unavailable:
 // a dial job is retried, by any node) and inbound (Admit answers
@@ -73,14 +107,6 @@ func (s *Service) Drain() { s.draining.Store(true) }
 func errDraining() error {
 	return apperr.New(apperr.Unavailable, "this node is shutting down (draining) and takes no new calls; retry: another node will")
 }
-
-// UseSecrets sets what opens the sealed passwords of connections; call it
-// before calls are placed.
-func (s *Service) UseSecrets(o Opener) { s.secrets = o }
-
-// UsePublicURL sets the server's public base URL, under which webhook
-// payloads give a recorded call's recordingUrl (as the API does).
-func (s *Service) UsePublicURL(base string) { s.publicURL = base }
 
 // hangup is a hang-up End asked a provider for: how the call is to end.
 // It is kept until the provider's Ended event, which carries no reason of
@@ -109,15 +135,33 @@ const hangupTTL = 2 * time.Minute
 // context is done: the far end must not stay on the line.
 const hangupTimeout = 10 * time.Second
 
-// New returns a Service. Providers are added with AddProvider before use.
-func New(st Store, log *slog.Logger) *Service {
-	s := &Service{store: st, providers: map[string]telephony.Provider{}, log: log, now: id.Now, hangups: map[string]hangup{}}
+// New returns a Service; it reports to its Listener once started.
+func New(cfg Config) *Service {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{store: cfg.Store, providers: map[string]telephony.Provider{}, log: cfg.Log, now: id.Now, hangups: map[string]hangup{},
+		secrets: cfg.Secrets, publicURL: cfg.PublicURL, node: cfg.Node}
+	for _, p := range cfg.Providers {
+		s.providers[p.Name()] = p
+	}
 	s.early.Save = s.saveEarly
 	return s
 }
 
-// AddProvider registers a telephony provider under its name.
-func (s *Service) AddProvider(p telephony.Provider) { s.providers[p.Name()] = p }
+// Start makes l hear of the answered lines and ended calls from now on.
+// It runs before the providers start, so that their first event finds it.
+func (s *Service) Start(_ context.Context, l Listener) error {
+	if l == nil {
+		return errors.New("callctl: a listener is required")
+	}
+	s.listener = l
+	return nil
+}
+
+// Stop does nothing: call control has no work of its own. Calls end with
+// the runtime and the providers.
+func (s *Service) Stop(context.Context) error { return nil }
 
 // Provider returns the named provider.
 func (s *Service) Provider(name string) (telephony.Provider, bool) {
@@ -392,7 +436,7 @@ func (s *Service) HandleEvent(ev telephony.Event) {
 	}
 	// The provider handed the call's line over: the runtime takes it, or
 	// nobody owns the call's end and it ends here.
-	if applied && s.hooks.Answered != nil && s.hooks.Answered(c, ev.Line) {
+	if applied && s.listener != nil && s.listener.Answered(c, ev.Line) {
 		return
 	}
 	hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), hangupTimeout)
@@ -449,24 +493,10 @@ func (s *Service) apply(ctx context.Context, callID string, ch call.Change, resu
 	return call.Call{}, false, apperr.New(apperr.Conflict, "call %s keeps changing", callID)
 }
 
-// Hooks are told about phone calls whose conversation starts or must stop.
-type Hooks struct {
-	// Answered is called (and must not block) when a provider answered a
-	// phone call and handed its line over; it reports whether the call
-	// runtime took the line (false while it stops: the call then ends
-	// system-shutdown and the line is hung up).
-	Answered func(c call.Call, line telephony.Line) bool
-	// Ended is called (and must not block) when any call has ended.
-	Ended func(c call.Call)
-}
-
-// SetHooks installs the hooks; call it before calls are placed.
-func (s *Service) SetHooks(h Hooks) { s.hooks = h }
-
-// after runs the hooks of an applied transition.
+// after tells the listener what an applied transition means.
 func (s *Service) after(c call.Call) {
-	if c.Status == call.Ended && s.hooks.Ended != nil {
-		s.hooks.Ended(c)
+	if c.Status == call.Ended && s.listener != nil {
+		s.listener.Ended(c)
 	}
 }
 

@@ -84,6 +84,12 @@ type bundle struct {
 
 func setup(t *testing.T, provider string) *bundle {
 	t.Helper()
+	return setupNode(t, provider, "")
+}
+
+// setupNode is setup on node node: its calls record it as their owner.
+func setupNode(t *testing.T, provider, node string) *bundle {
+	t.Helper()
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
@@ -94,13 +100,11 @@ func setup(t *testing.T, provider string) *bundle {
 	}
 	t.Cleanup(func() { db.Close() })
 	st := &failingUpdates{Store: db}
-	svc := callctl.New(st, slog.New(slog.DiscardHandler))
-	net := sandbox.New(sandbox.Config{RingTime: 50 * time.Millisecond, TalkTime: time.Hour}, svc.HandleEvent, nil)
-	t.Cleanup(func() { net.Close() })
-	svc.AddProvider(net)
-	svc.AddProvider(refusing{})
+	net := sandbox.New(sandbox.Config{RingTime: 50 * time.Millisecond, TalkTime: time.Hour}, nil)
 	quiet := &silent{}
-	svc.AddProvider(quiet)
+	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Provider{net, refusing{}, quiet}, Node: node, Log: slog.New(slog.DiscardHandler)})
+	must(t, net.Start(ctx, svc))
+	t.Cleanup(func() { net.Close() })
 	now := time.Now().UTC()
 	org := auth.Org{ID: id.New(id.Org), Name: "o", CreatedAt: now}
 	must(t, db.CreateOrg(ctx, org))

@@ -17,7 +17,7 @@ import (
 // call not answered yet (queued, ringing) ends canceled, an answered one
 // completed, both with endedReason api-ended-call; a phone call is then
 // hung up at its provider (a SIP CANCEL before the answer, BYE after), and
-// the hooks stop its conversation. The outcome is decided by the status the
+// the listener stops its conversation. The outcome is decided by the status the
 // call has when the end is recorded: a call answered meanwhile ends
 // completed. Another organization's call is NotFound; a call that has
 // ended already, by the time the end would be recorded, is a Conflict.

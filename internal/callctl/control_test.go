@@ -19,11 +19,16 @@ import (
 	"switchboard/internal/telephony"
 )
 
-// endedHook records the calls the Ended hook was told about.
+// endedHook is a Listener that records the calls it was told ended; it
+// takes no answered line.
 type endedHook struct {
 	mu    sync.Mutex
 	calls []call.Call
 }
+
+func (h *endedHook) Answered(call.Call, telephony.Line) bool { return false }
+
+func (h *endedHook) Ended(c call.Call) { h.ended(c) }
 
 func (h *endedHook) ended(c call.Call) {
 	h.mu.Lock()
@@ -54,8 +59,8 @@ func wantEnded(t *testing.T, what string, c call.Call, outcome call.Outcome) {
 func TestEndByAPI(t *testing.T) {
 	b := setup(t, "sandbox")
 	hook := &endedHook{}
-	b.svc.SetHooks(callctl.Hooks{Ended: hook.ended})
 	ctx := t.Context()
+	must(t, b.svc.Start(ctx, hook))
 	place := func(to string) call.Call {
 		t.Helper()
 		c, err := b.svc.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: b.org, PurchaseID: b.purchase.ID, To: to})
@@ -175,8 +180,7 @@ func (s *answeringStore) UpdateCall(ctx context.Context, c call.Call, prev call.
 func TestEndByAPIAnsweredMeanwhile(t *testing.T) {
 	b := setup(t, "silent")
 	st := &answeringStore{Store: b.st}
-	svc := callctl.New(st, slog.New(slog.DiscardHandler))
-	svc.AddProvider(b.silent)
+	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Provider{b.silent}, Log: slog.New(slog.DiscardHandler)})
 	c, err := svc.PlacePhoneCall(t.Context(), callctl.PhoneCall{OrgID: b.org, PurchaseID: b.purchase.ID, To: "+14155551234"})
 	must(t, err)
 	svc.HandleEvent(telephony.Event{CallID: c.ID, Kind: telephony.Ringing, At: time.Now(), ProviderCallID: "abc@host"})

@@ -19,12 +19,11 @@ import (
 // node-lost (completed once answered, failed before), those of a live
 // node untouched.
 func TestOwnership(t *testing.T) {
-	b := setup(t, "silent")
+	b := setupNode(t, "silent", "node_a")
 	ctx := t.Context()
 	now := time.Now()
 	must(t, b.st.RegisterNode(ctx, store.Node{ID: "node_a", StartedAt: now, HeartbeatAt: now, LeaseUntil: now.Add(time.Hour)}))
 	must(t, b.st.RegisterNode(ctx, store.Node{ID: "node_b", StartedAt: now, HeartbeatAt: now, LeaseUntil: now.Add(time.Hour)}))
-	b.svc.SetNode("node_a")
 	ringing, err := b.svc.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: b.org, PurchaseID: b.purchase.ID, To: "+14155551234"})
 	must(t, err)
 	if got, _ := b.st.GetCall(ctx, b.org, ringing.ID); got.NodeID != "node_a" {
@@ -35,8 +34,7 @@ func TestOwnership(t *testing.T) {
 	if web.NodeID != "" {
 		t.Errorf("CreateWebCall: NodeID = %q; want none until a gateway claims it", web.NodeID)
 	}
-	other := callctl.New(b.st, slog.New(slog.DiscardHandler))
-	other.SetNode("node_b")
+	other := callctl.New(callctl.Config{Store: b.st, Node: "node_b", Log: slog.New(slog.DiscardHandler)})
 	talking, err := other.Connect(ctx, web.ID)
 	must(t, err)
 	if got, _ := b.st.GetCall(ctx, b.org, web.ID); got.NodeID != "node_b" || talking.NodeID != "node_b" {

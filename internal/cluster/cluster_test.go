@@ -72,8 +72,7 @@ func each(t *testing.T, fn func(t *testing.T, b bundle)) {
 func (b bundle) node(local cluster.Local, run bool) *cluster.Node {
 	b.t.Helper()
 	n := cluster.New(cluster.Config{Store: b.st, Bus: b.bus, Lease: time.Second, Renew: 100 * time.Millisecond,
-		CommandTimeout: 500 * time.Millisecond})
-	n.Serve(local, nil)
+		CommandTimeout: 500 * time.Millisecond, Local: local})
 	if err := n.Join(b.t.Context()); err != nil {
 		b.t.Fatalf("Join: %v", err)
 	}
@@ -189,6 +188,43 @@ func TestLeader(t *testing.T) {
 				t.Fatalf("no other node leads %v after the leader left; want within a few heartbeats (100 ms)", time.Since(start))
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+// TestStartStop: a started node leads alone and renews its lease; Stop
+// ends the heartbeat and gives the leases up (its row's lease ends now, it
+// leads no more), and is safe twice and on a node never started.
+func TestStartStop(t *testing.T) {
+	each(t, func(t *testing.T, b bundle) {
+		if err := cluster.New(cluster.Config{Store: b.st}).Stop(t.Context()); err != nil {
+			t.Errorf("Stop of a node never started = %v, want nil", err)
+		}
+		n := cluster.New(cluster.Config{Store: b.st, Bus: b.bus, Lease: time.Second, Renew: 100 * time.Millisecond, Local: newLocal()})
+		if err := n.Start(t.Context()); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		if !n.Leader() {
+			t.Error("a lone started node does not lead")
+		}
+		time.Sleep(300 * time.Millisecond) // a few heartbeats
+		row, err := b.st.GetNode(t.Context(), n.ID())
+		if err != nil || !row.LeaseUntil.After(time.Now()) {
+			t.Fatalf("node row after Start = %+v, %v; want a running lease", row, err)
+		}
+		if err := n.Stop(t.Context()); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+		if n.Leader() {
+			t.Error("a stopped node still leads")
+		}
+		time.Sleep(300 * time.Millisecond) // no heartbeat renews it now
+		row, err = b.st.GetNode(t.Context(), n.ID())
+		if err != nil || row.LeaseUntil.After(time.Now()) || !row.Draining {
+			t.Errorf("node row after Stop = %+v, %v; want its lease ended, draining", row, err)
+		}
+		if err := n.Stop(t.Context()); err != nil {
+			t.Errorf("second Stop = %v, want nil", err)
 		}
 	})
 }

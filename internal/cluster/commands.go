@@ -25,12 +25,11 @@ type Local interface {
 	Ended(c call.Call)
 }
 
-// Serve sets what runs commands on this node: local, its call runtime,
-// and endByAPI (callctl.Service.EndByAPI), which ends a call of this node
-// that its runtime does not run yet (queued, ringing) so that this node's
-// provider hangs it up. Call it before Run.
-func (n *Node) Serve(local Local, endByAPI func(ctx context.Context, orgID, callID string) (call.Call, error)) {
-	n.local, n.endByAPI = local, endByAPI
+// CallEnder ends a call of this node that its runtime does not run yet
+// (queued, ringing), so that this node's provider hangs it up:
+// callctl.Service.
+type CallEnder interface {
+	EndByAPI(ctx context.Context, orgID, callID string) (call.Call, error)
 }
 
 // Bounds of the command machinery.
@@ -183,7 +182,7 @@ func (n *Node) End(ctx context.Context, orgID, callID string) (bool, error) {
 		return false, err
 	}
 	if !remote {
-		return n.local.End(ctx, orgID, callID)
+		return n.cfg.Local.End(ctx, orgID, callID)
 	}
 	if n.ownerLost(ctx, node, callID) != nil {
 		return false, nil // nothing to reach: the caller records the end
@@ -199,7 +198,7 @@ func (n *Node) Say(ctx context.Context, orgID, callID, text string, interrupt bo
 		return err
 	}
 	if !remote {
-		return n.local.Say(ctx, orgID, callID, text, interrupt)
+		return n.cfg.Local.Say(ctx, orgID, callID, text, interrupt)
 	}
 	if err := n.ownerLost(ctx, node, callID); err != nil {
 		return err
@@ -215,7 +214,7 @@ func (n *Node) Transfer(ctx context.Context, orgID, callID, destination string) 
 		return err
 	}
 	if !remote {
-		return n.local.Transfer(ctx, orgID, callID, destination)
+		return n.cfg.Local.Transfer(ctx, orgID, callID, destination)
 	}
 	if err := n.ownerLost(ctx, node, callID); err != nil {
 		return err
@@ -224,11 +223,12 @@ func (n *Node) Transfer(ctx context.Context, orgID, callID, destination string) 
 	return err
 }
 
-// Ended is callctl's Ended hook: a call ended. This node's runtime stops
+// Ended is told of every call that ended (callctl's Listener, through
+// the app). This node's runtime stops
 // it if it runs it; when another node holds its line, that node is told
 // (a notice, not waited for: a full buffer drops it and counts the drop).
 func (n *Node) Ended(c call.Call) {
-	n.local.Ended(c)
+	n.cfg.Local.Ended(c)
 	if n.cfg.Bus == nil || c.NodeID == "" || c.NodeID == n.id {
 		return
 	}
@@ -332,22 +332,22 @@ func (n *Node) dispatch(ctx context.Context, m message) {
 		var r message
 		switch m.Op {
 		case "end":
-			ended, err := n.local.End(hctx, m.OrgID, m.CallID)
-			if err == nil && !ended && n.endByAPI != nil {
+			ended, err := n.cfg.Local.End(hctx, m.OrgID, m.CallID)
+			if err == nil && !ended && n.cfg.Calls != nil {
 				// Not answered yet (or not run here): end it here, where
 				// its provider holds it.
-				_, err = n.endByAPI(hctx, m.OrgID, m.CallID)
+				_, err = n.cfg.Calls.EndByAPI(hctx, m.OrgID, m.CallID)
 				ended = err == nil
 			}
 			r = message{Ended: ended, Err: toWire(err)}
 		case "say":
-			r = message{Err: toWire(n.local.Say(hctx, m.OrgID, m.CallID, m.Text, m.Interrupt))}
+			r = message{Err: toWire(n.cfg.Local.Say(hctx, m.OrgID, m.CallID, m.Text, m.Interrupt))}
 		case "transfer":
-			r = message{Err: toWire(n.local.Transfer(hctx, m.OrgID, m.CallID, m.Dest))}
+			r = message{Err: toWire(n.cfg.Local.Transfer(hctx, m.OrgID, m.CallID, m.Dest))}
 		case "ended":
 			// The runtime stops the call by its id and reads the
 			// recorded end itself: no need to read the call here.
-			n.local.Ended(call.Call{ID: m.CallID})
+			n.cfg.Local.Ended(call.Call{ID: m.CallID})
 			return // a notice: no reply
 		default:
 			r = message{Err: toWire(apperr.Invalidf("op", "unknown command %q", m.Op))}

@@ -12,6 +12,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
 	"switchboard/internal/id"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/store"
 )
 
@@ -44,8 +46,11 @@ const (
 	DefaultCommandTimeout = 5 * time.Second
 )
 
-// Config is a node's setup.
+// Config is a node's setup: what it calls downward.
 type Config struct {
+	// ID is the node's id (NewID); empty: a fresh one. The app makes it
+	// first, since call control records it and is built before the node.
+	ID    string
 	Store Store
 	// Bus carries commands between nodes; nil runs every command here
 	// (one node: SQLite).
@@ -61,13 +66,21 @@ type Config struct {
 	// CommandTimeout bounds the wait for another node's answer to a
 	// command (default 5 s); past it the asker answers 503.
 	CommandTimeout time.Duration
-	Log            *slog.Logger
+	// Local runs the commands for this node's calls: its call runtime
+	// (callrun.Runtime).
+	Local Local
+	// Calls ends a call this node holds that its runtime does not run
+	// yet (queued, ringing), so that this node's provider hangs it up:
+	// callctl.Service. Nil: such an end command is answered not ended.
+	Calls CallEnder
+	Log   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
 // Node is this process as a member of the cluster. Its zero value is not
-// usable: New makes one, Join registers it, Run keeps it alive.
+// usable: New makes one; Start joins it and keeps it alive until Stop
+// (Join, Run and Leave are those steps one by one).
 type Node struct {
 	cfg Config
 	id  string
@@ -84,8 +97,6 @@ type Node struct {
 	leaderTerm atomic.Int64
 
 	// Commands (commands.go).
-	local    Local
-	endByAPI func(ctx context.Context, orgID, callID string) (call.Call, error)
 	sub      Subscription // nil without a bus
 	mu       sync.Mutex
 	pending  map[string]chan message // by request id
@@ -93,7 +104,22 @@ type Node struct {
 	handlers chan struct{}           // a token per command being handled
 	stats    struct{ sent, timeouts, dropped, handled atomic.Int64 }
 	wg       sync.WaitGroup // command handlers
+
+	// The life Start began: stopRun ends Run, which closes running.
+	started bool
+	stopRun context.CancelFunc
+	running chan struct{}
 }
+
+var _ lifecycle.Service = (*Node)(nil)
+
+// NewID is a fresh node id (node_…).
+func NewID() string { return id.New("node") }
+
+// LeaveTimeout bounds Stop's Leave: the leases are given up even when the
+// shutdown's budget is spent, so that no other node waits for them to
+// lapse.
+const LeaveTimeout = 2 * time.Second
 
 // New returns a node with a fresh id; it does nothing until Join.
 func New(cfg Config) *Node {
@@ -112,7 +138,10 @@ func New(cfg Config) *Node {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	n := &Node{cfg: cfg, id: id.New("node"), pending: map[string]chan message{},
+	if cfg.ID == "" {
+		cfg.ID = NewID()
+	}
+	n := &Node{cfg: cfg, id: cfg.ID, pending: map[string]chan message{},
 		notices: make(chan notice, noticeBuffer), handlers: make(chan struct{}, maxHandlers)}
 	n.log = cfg.Log.With("node_id", n.id)
 	return n
@@ -139,6 +168,47 @@ func (n *Node) Join(ctx context.Context) error {
 	}
 	n.claimLeader(ctx, now)
 	n.log.Info("joined the cluster", "lease", n.cfg.Lease.String(), "leader", n.Leader(), "bus", n.cfg.Bus != nil)
+	return nil
+}
+
+// Start joins the cluster (Join) and keeps the node alive (Run) until
+// Stop.
+func (n *Node) Start(ctx context.Context) error {
+	n.started = true
+	if err := n.Join(ctx); err != nil {
+		return fmt.Errorf("join the cluster: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.stopRun, n.running = cancel, make(chan struct{})
+	go func() {
+		defer close(n.running)
+		n.Run(runCtx)
+	}()
+	return nil
+}
+
+// Stop ends the heartbeat and the commands (waiting for those running,
+// until ctx is done), then gives the leases up (Leave, within
+// LeaveTimeout whatever ctx's deadline): another node leads at once, and
+// nobody waits for this one's lease to lapse. A failed Leave is logged:
+// the leases then lapse by themselves.
+func (n *Node) Stop(ctx context.Context) error {
+	if !n.started {
+		return nil
+	}
+	if n.stopRun != nil {
+		n.stopRun()
+		select {
+		case <-n.running:
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: the heartbeat and commands did not stop in time: %w", ctx.Err())
+		}
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeaveTimeout)
+	defer cancel()
+	if err := n.Leave(lctx); err != nil {
+		n.log.Warn("leaving the cluster failed; this node's leases lapse by themselves", "err", err)
+	}
 	return nil
 }
 

@@ -33,6 +33,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/callrun"
 	"switchboard/internal/id"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/throttle"
 )
 
@@ -67,7 +68,7 @@ type Config struct {
 	// pipelines once audio is on); the node's one runtime, shared with
 	// its phone lines, so that the API's live call control reaches web
 	// calls too. Its Ended must be told of every call's end (callctl's
-	// Ended hook).
+	// Listener).
 	Runtime *callrun.Runtime
 	Log     *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
@@ -215,6 +216,24 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	return ctx.Err()
 }
+
+// Start does nothing: the gateway serves through the HTTP server, which
+// starts after it is listed. It makes the gateway a lifecycle.Service.
+func (s *Server) Start(context.Context) error { return nil }
+
+// Stop is Close, for the shutdown's list: clients that do not answer the
+// close handshake by ctx's deadline are cut, which is logged, not an
+// error (they are gone either way). Stopped says when the sessions have
+// all returned.
+func (s *Server) Stop(ctx context.Context) error {
+	began := time.Now()
+	if err := s.Close(ctx); err != nil {
+		s.log.Warn("web-call clients did not close their sockets in time and were cut", "err", err, "after", time.Since(began).String())
+	}
+	return nil
+}
+
+var _ lifecycle.Service = (*Server)(nil)
 
 // Drain refuses new connections from now on (503 with Retry-After, the
 // call left queued so that the client may join it through another node)

@@ -18,11 +18,12 @@ import (
 	"switchboard/internal/callrun"
 	"switchboard/internal/id"
 	"switchboard/internal/store/sqlite"
+	"switchboard/internal/telephony"
 )
 
 // TestRealParts runs the gateway on the real call control and SQLite store,
 // wired as the app wires them: a session claims and ends its call through
-// callctl, turns land in the store, and callctl's Ended hook stops a
+// callctl, turns land in the store, and callctl's listener stops a
 // session whose call is ended from outside.
 func TestRealParts(t *testing.T) {
 	checkLeaks(t)
@@ -35,7 +36,7 @@ func TestRealParts(t *testing.T) {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	calls := callctl.New(db, slog.New(slog.DiscardHandler))
+	calls := callctl.New(callctl.Config{Store: db, Log: slog.New(slog.DiscardHandler)})
 	now := time.Now().UTC()
 	org := auth.Org{ID: id.New(id.Org), Name: "o", CreatedAt: now}
 	if err := db.CreateOrg(ctx, org); err != nil {
@@ -49,7 +50,9 @@ func TestRealParts(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rt := callrun.New(callrun.Config{Store: db, Ender: calls, Brains: brainOf(echoBrain{}), Log: log})
 	srv := New(Config{Store: db, Calls: calls, Runtime: rt, WriteTimeout: 2 * time.Second, Log: log})
-	calls.SetHooks(callctl.Hooks{Ended: rt.Ended})
+	if err := calls.Start(ctx, endedOnly{rt}); err != nil {
+		t.Fatal(err)
+	}
 	web := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		if err := srv.Close(context.Background()); err != nil {
@@ -111,3 +114,11 @@ func TestRealParts(t *testing.T) {
 	})
 	b.waitLive(t, 0)
 }
+
+// endedOnly is call control's listener of these tests: a call that ended
+// stops in the runtime; no phone line is answered here.
+type endedOnly struct{ rt *callrun.Runtime }
+
+func (e endedOnly) Answered(call.Call, telephony.Line) bool { return false }
+
+func (e endedOnly) Ended(c call.Call) { e.rt.Ended(c) }

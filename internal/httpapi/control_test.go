@@ -80,7 +80,7 @@ func newControlAPI(t *testing.T, live LiveCalls) *apiBundle {
 	}
 	log := slog.New(slog.DiscardHandler)
 	s := New(Config{PublicURL: "http://api.test", Providers: assistant.DefaultProviders(), Secrets: sealer, Live: live},
-		db, callctl.New(db, log), nil, log, nil)
+		db, callctl.New(callctl.Config{Store: db, Log: log}), nil, log, nil)
 	t.Cleanup(s.Close)
 	return &apiBundle{t: t, s: s, db: db, org: org.ID, key: key}
 }

@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/callctl"
 	"switchboard/internal/id"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/numbers"
 	"switchboard/internal/scheduling"
 	"switchboard/internal/secret"
@@ -194,6 +195,19 @@ func (s *Server) Close() {
 	s.used.flush(context.Background())
 	s.refusedLog.Flush()
 }
+
+// Start does nothing: the API serves through the HTTP server. It makes
+// the Server a lifecycle.Service, stopped last (Stop: Close).
+func (s *Server) Start(context.Context) error { return nil }
+
+// Stop is Close: once nothing serves requests any more, the listener
+// streams end and the key usage is flushed.
+func (s *Server) Stop(context.Context) error {
+	s.Close()
+	return nil
+}
+
+var _ lifecycle.Service = (*Server)(nil)
 
 // FlushUsage writes pending lastUsedAt updates (called periodically).
 func (s *Server) FlushUsage(ctx context.Context) { s.used.flush(ctx) }

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"switchboard/internal/id"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/store"
 )
 
@@ -41,7 +43,7 @@ const (
 // promoter handed out (store.ClaimDials, the one lease claimer) and dials
 // them in batches of at most Batch (Dial: Service.DialAttempts), at most
 // Workers attempts at once. It owns its loop and every batch's goroutine:
-// Stop ends them.
+// Stop ends them. It is a lifecycle.Service.
 type Dialer struct {
 	Store store.Attempts
 	// Dial places the calls of a batch of attempts.
@@ -54,19 +56,39 @@ type Dialer struct {
 	// Refuse, when it reports true, makes the dialer claim nothing (a
 	// draining node): the others take what is handed out.
 	Refuse func() bool
-	Log    *slog.Logger
-	now    func() time.Time
+	// CancelGrace is the end of Stop's time kept for canceled dials to
+	// return: once Stop's deadline is that close, the dials still under
+	// way are canceled (StopAndCancel). 0: Stop only waits.
+	CancelGrace time.Duration
+	Log         *slog.Logger
+	now         func() time.Time
 
+	init    sync.Once
 	nudge   chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
-	// cancel cancels the dials' context (StopAndCancel).
+	// cancel cancels the dials' context (StopAndCancel); nil until Start.
 	cancel context.CancelFunc
-	once   sync.Once
+	// started is set by Start; a Stop before it closes stopped itself.
+	mu      sync.Mutex
+	started bool
+	once    sync.Once
 }
 
-// Start begins claiming and dialing; it returns at once.
-func (d *Dialer) Start() {
+var _ lifecycle.Service = (*Dialer)(nil)
+
+// channels makes the dialer's channels once, so that Nudge and Stopped
+// may come before Start (the promoter may hand out before the dialer
+// starts).
+func (d *Dialer) channels() {
+	d.init.Do(func() {
+		d.nudge, d.stop, d.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	})
+}
+
+// Start begins claiming and dialing; it returns at once. ctx bounds
+// nothing: the dials run until Stop.
+func (d *Dialer) Start(context.Context) error {
 	d.Workers = cmp.Or(d.Workers, DefaultDialers)
 	d.Batch = cmp.Or(d.Batch, DefaultDialBatch)
 	d.Every = cmp.Or(d.Every, DefaultDialEvery)
@@ -78,18 +100,28 @@ func (d *Dialer) Start() {
 	if d.now == nil {
 		d.now = id.Now
 	}
-	d.nudge, d.stop, d.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	d.channels()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started {
+		return errors.New("dialer: already started")
+	}
+	select {
+	case <-d.stop:
+		return errors.New("dialer: stopped before it started")
+	default:
+	}
+	d.started = true
 	work, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	go d.run(work)
+	return nil
 }
 
 // Nudge makes the dialer look for handed-out attempts now (the promoter
 // on this node just handed some out); it never blocks.
 func (d *Dialer) Nudge() {
-	if d.nudge == nil {
-		return
-	}
+	d.channels()
 	select {
 	case d.nudge <- struct{}{}:
 	default:
@@ -150,12 +182,32 @@ func (d *Dialer) run(work context.Context) {
 }
 
 // Stop stops claiming and waits for the dials under way, up to ctx's
-// deadline.
+// deadline. With CancelGrace, it waits until CancelGrace before the
+// deadline, then cancels the dials still under way and waits for them to
+// return until the deadline (StopAndCancel), saying in its error that it
+// had to. A dialer never started is stopped at once.
 func (d *Dialer) Stop(ctx context.Context) error {
-	if d.stop == nil {
+	if !d.begin() {
 		return nil
 	}
-	d.once.Do(func() { close(d.stop) })
+	deadline, ok := ctx.Deadline()
+	if d.CancelGrace <= 0 || !ok {
+		return d.wait(ctx)
+	}
+	gctx, cancel := context.WithDeadline(ctx, deadline.Add(-d.CancelGrace))
+	err := d.wait(gctx)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if cerr := d.StopAndCancel(ctx); cerr != nil {
+		return fmt.Errorf("%w; %w", err, cerr)
+	}
+	return fmt.Errorf("%w; they were canceled", err)
+}
+
+// wait waits for the stopping dialer's dials, until ctx is done.
+func (d *Dialer) wait(ctx context.Context) error {
 	select {
 	case <-d.stopped:
 		return nil
@@ -164,14 +216,28 @@ func (d *Dialer) Stop(ctx context.Context) error {
 	}
 }
 
+// begin stops claiming; it reports false, having closed stopped, for a
+// dialer never started.
+func (d *Dialer) begin() bool {
+	d.channels()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.once.Do(func() {
+		close(d.stop)
+		if !d.started {
+			close(d.stopped)
+		}
+	})
+	return d.started
+}
+
 // StopAndCancel cancels the dials still under way and waits for them to
 // return, up to ctx's deadline: for after a Stop that ran out of time, so
 // that no dial outlives the database.
 func (d *Dialer) StopAndCancel(ctx context.Context) error {
-	if d.stop == nil {
+	if !d.begin() {
 		return nil
 	}
-	d.once.Do(func() { close(d.stop) })
 	d.cancel()
 	select {
 	case <-d.stopped:
@@ -181,6 +247,9 @@ func (d *Dialer) StopAndCancel(ctx context.Context) error {
 	}
 }
 
-// Stopped is closed once the started dialer has stopped and every dial
-// returned, whenever that is.
-func (d *Dialer) Stopped() <-chan struct{} { return d.stopped }
+// Stopped is closed once the dialer has stopped and every dial returned,
+// whenever that is (at once for a dialer stopped before it started).
+func (d *Dialer) Stopped() <-chan struct{} {
+	d.channels()
+	return d.stopped
+}

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func (b *testBundle) startDialer(t *testing.T, workers int, dial func(ctx contex
 	}
 	clock := b.clock
 	d := &Dialer{Store: b.store, Dial: dial, Workers: workers, Batch: 2, Every: 5 * time.Millisecond, now: func() time.Time { return clock }}
-	d.Start()
+	must(t, d.Start(t.Context()))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -77,7 +78,7 @@ func TestDialerRefuses(t *testing.T) {
 	clock := b.clock
 	d := &Dialer{Store: b.store, Dial: b.svc.DialAttempts, Every: 5 * time.Millisecond, now: func() time.Time { return clock },
 		Refuse: func() bool { refused.Add(1); return true }}
-	d.Start()
+	must(t, d.Start(t.Context()))
 	for refused.Load() < 5 {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -105,7 +106,7 @@ func TestDialerStop(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		}}
-	d.Start()
+	must(t, d.Start(t.Context()))
 	<-started
 	<-started
 	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -118,6 +119,48 @@ func TestDialerStop(t *testing.T) {
 	case <-d.Stopped():
 	default:
 		t.Fatal("Stopped() not closed after StopAndCancel returned")
+	}
+}
+
+// TestDialerStopCancels: with CancelGrace, Stop waits for the dials under
+// way until that close to its deadline, then cancels them; one that
+// returns then lets Stop return by the deadline, saying they were
+// canceled. A dialer never started stops at once.
+func TestDialerStopCancels(t *testing.T) {
+	never := &Dialer{}
+	must(t, never.Stop(t.Context()))
+	select {
+	case <-never.Stopped():
+	default:
+		t.Error("Stopped() of a dialer stopped before it started is open")
+	}
+	b := setup(t, Config{})
+	b.schedule(t, 1)
+	b.promote(t)
+	started := make(chan struct{}, 1)
+	clock := b.clock
+	d := &Dialer{Store: b.store, Every: 5 * time.Millisecond, now: func() time.Time { return clock }, CancelGrace: 100 * time.Millisecond,
+		Dial: func(ctx context.Context, _ []store.Dial) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}}
+	must(t, d.Start(t.Context()))
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	err := d.Stop(ctx)
+	if err == nil || !strings.Contains(err.Error(), "did not finish in time") || !strings.HasSuffix(err.Error(), "they were canceled") {
+		t.Errorf("Stop with a dial that waits for its cancellation = %v; want it canceled", err)
+	}
+	if took := time.Since(began); took < 150*time.Millisecond || took > 2*time.Second {
+		t.Errorf("Stop took %v; want about 200 ms (the deadline less CancelGrace, then the dial's return)", took)
+	}
+	select {
+	case <-d.Stopped():
+	default:
+		t.Error("Stopped() not closed after the canceled dial returned")
 	}
 }
 

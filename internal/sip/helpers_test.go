@@ -95,11 +95,11 @@ func testProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provider
 		cfg.RTPPorts = PortRange{Min: 28000, Max: 31999}
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	p, err := New(cfg, ev.sink, admit, log)
+	p, err := New(cfg, log)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if err := p.Start(t.Context()); err != nil {
+	if err := p.Start(t.Context(), telephony.CallControlFuncs{Sink: ev.sink, Admitter: admit}); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() {

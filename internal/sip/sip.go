@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"switchboard/internal/call"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/telephony"
 	"switchboard/internal/throttle"
 )
@@ -148,7 +149,7 @@ func (c *Config) setDefaults() error {
 var ErrClosed = errors.New("sip: provider closed")
 
 // Provider is the SIP telephony.Provider of this node. Create it with New,
-// serve with Start, stop with Close.
+// serve with Start, stop with Stop or Close.
 type Provider struct {
 	cfg   Config
 	sink  telephony.EventSink
@@ -179,23 +180,17 @@ type Provider struct {
 	stats stats
 	// refusals samples the log lines of refused INVITEs.
 	refusals *throttle.Sampler
+	stopping lifecycle.Blocking
 }
 
-// New checks cfg and builds the provider; nothing listens until Start.
-// sink receives the progress of calls; admit decides inbound calls (nil
-// refuses them all with 503).
-func New(cfg Config, sink telephony.EventSink, admit telephony.Admitter, log *slog.Logger) (*Provider, error) {
+// New checks cfg and builds the provider; nothing listens until Start,
+// which gives it the call control it reports to.
+func New(cfg Config, log *slog.Logger) (*Provider, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	if sink == nil {
-		return nil, errors.New("sip: an event sink is required")
-	}
 	if log == nil {
 		log = slog.Default()
-	}
-	if admit == nil {
-		admit = func(context.Context, telephony.Incoming) (string, error) { return "", telephony.ErrUnavailable }
 	}
 	host, _, err := net.SplitHostPort(cfg.ListenAddr)
 	if err != nil {
@@ -212,7 +207,9 @@ func New(cfg Config, sink telephony.EventSink, admit telephony.Admitter, log *sl
 		return nil, err
 	}
 	p := &Provider{
-		cfg: cfg, sink: sink, admit: admit, log: log.With("provider", Name),
+		cfg: cfg, log: log.With("provider", Name),
+		// Until Start: no events, and every inbound call refused.
+		sink: func(telephony.Event) {}, admit: telephony.CallControlFuncs{}.Admit,
 		listenHost: listenHost, publicIP: publicIP,
 		ports:       newPortAllocator(cfg.RTPPorts),
 		calls:       map[string]*leg{},
@@ -302,8 +299,9 @@ func (p *Provider) awaitUDP(ctx context.Context, addr string) error {
 }
 
 // Start listens for SIP on UDP and TCP at Config.ListenAddr (the same port
-// for both) and serves until Close. ctx bounds only the listening.
-func (p *Provider) Start(ctx context.Context) error {
+// for both) and serves until Close: calls' progress goes to cc, and cc
+// admits the inbound ones. ctx bounds only the listening.
+func (p *Provider) Start(ctx context.Context, cc telephony.CallControl) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -312,6 +310,10 @@ func (p *Provider) Start(ctx context.Context) error {
 	if p.started {
 		return errors.New("sip: already started")
 	}
+	if cc == nil {
+		return errors.New("sip: a call control is required")
+	}
+	p.sink, p.admit = cc.HandleEvent, cc.Admit
 	host, portStr, _ := net.SplitHostPort(p.cfg.ListenAddr)
 	want, err := strconv.Atoi(portStr)
 	if err != nil {
@@ -462,6 +464,13 @@ func (p *Provider) Close() error {
 	p.refusals.Flush()
 	return errors.Join(err, p.ua.Close())
 }
+
+// Stop is Close within ctx: when ctx ends first, Stop returns and the
+// calls go on ending (Stopped says when they have).
+func (p *Provider) Stop(ctx context.Context) error { return p.stopping.Stop(ctx, p.Close) }
+
+// Stopped is closed once Stop's Close has returned.
+func (p *Provider) Stopped() <-chan struct{} { return p.stopping.Stopped() }
 
 // enter counts a goroutine that works on calls (a dial, an INVITE
 // handler, a line) unless the provider is closing.
@@ -638,4 +647,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descLines, prometheus.GaugeValue, float64(s.Lines))
 }
 
-var _ telephony.Provider = (*Provider)(nil)
+var (
+	_ telephony.Provider                        = (*Provider)(nil)
+	_ lifecycle.Reporter[telephony.CallControl] = (*Provider)(nil)
+)

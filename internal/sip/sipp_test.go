@@ -464,11 +464,11 @@ func TestCloseEndsCalls(t *testing.T) {
 	t.Parallel()
 	leaktest.Check(t)
 	ev := newEvents()
-	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: 28000, Max: 31999}}, ev.sink, nil, nil)
+	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: 28000, Max: 31999}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Start(t.Context()); err != nil {
+	if err := p.Start(t.Context(), telephony.CallControlFuncs{Sink: ev.sink}); err != nil {
 		t.Fatal(err)
 	}
 	ring := startSIPp(t, false, "-sf", "sip_uas_ring.xml")

@@ -1,7 +1,8 @@
 // Package telephony declares what the call service needs from a phone network:
 // placing and hanging up calls, hearing about their progress, and the
 // inventory of numbers an organization can buy. The sandbox network, SIP
-// trunks and Twilio each implement Provider in their own sub-package.
+// trunks and Twilio each implement Provider in their own sub-package, and
+// report to the CallControl they are started with.
 package telephony
 
 import (
@@ -90,6 +91,40 @@ type Event struct {
 // goroutines, never while holding a lock the sink might need; the sink must
 // not block for long.
 type EventSink func(Event)
+
+// CallControl is what a provider reports to, above it: callctl.Service.
+// A provider is given it as it starts (lifecycle.Reporter), not when it is
+// built, because call control is built with the providers it places calls
+// on.
+type CallControl interface {
+	// HandleEvent receives the provider's events, as an EventSink does.
+	HandleEvent(ev Event)
+	// Admit decides an inbound call, as an Admitter does.
+	Admit(ctx context.Context, in Incoming) (callID string, err error)
+}
+
+// CallControlFuncs is a CallControl of two functions, for tests and tools
+// that run a provider without call control: a nil Sink drops the events,
+// a nil Admitter refuses every inbound call (ErrUnavailable).
+type CallControlFuncs struct {
+	Sink     EventSink
+	Admitter Admitter
+}
+
+// HandleEvent implements CallControl.
+func (f CallControlFuncs) HandleEvent(ev Event) {
+	if f.Sink != nil {
+		f.Sink(ev)
+	}
+}
+
+// Admit implements CallControl.
+func (f CallControlFuncs) Admit(ctx context.Context, in Incoming) (string, error) {
+	if f.Admitter == nil {
+		return "", ErrUnavailable
+	}
+	return f.Admitter(ctx, in)
+}
 
 // Provider is a telephony network. Implementations are safe for concurrent use.
 type Provider interface {

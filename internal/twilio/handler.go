@@ -148,7 +148,7 @@ func (p *Provider) serveVoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.AdmitTimeout)
-	callID, err := p.cfg.Admit(ctx, telephony.Incoming{Provider: Name, ConnectionID: connID, To: to, From: from, ProviderCallID: sid})
+	callID, err := p.admit(ctx, telephony.Incoming{Provider: Name, ConnectionID: connID, To: to, From: from, ProviderCallID: sid})
 	cancel()
 	if err != nil {
 		p.refuse(admitRefusal(err), "connection_id", connID, "to", to, "call_sid", sid, "err", err)

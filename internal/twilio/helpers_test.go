@@ -134,6 +134,13 @@ type option func(*Config)
 
 func setup(t *testing.T, opts ...option) *bundle {
 	t.Helper()
+	return setupSink(t, nil, opts...)
+}
+
+// setupSink is setup with the provider's events going through wrap (nil:
+// straight to the bundle's events).
+func setupSink(t *testing.T, wrap func(telephony.EventSink) telephony.EventSink, opts ...option) *bundle {
+	t.Helper()
 	labelGoroutines(t)
 	b := &bundle{fake: twiliotest.New(), ev: newEvents()}
 	sid, token := b.fake.NewAccount()
@@ -149,16 +156,6 @@ func setup(t *testing.T, opts ...option) *bundle {
 			}
 			return b.acct, nil
 		},
-		Sink: b.ev.sink,
-		Admit: func(ctx context.Context, in telephony.Incoming) (string, error) {
-			b.mu.Lock()
-			a := b.admit
-			b.mu.Unlock()
-			if a == nil {
-				return "", telephony.ErrNoInboundAgent
-			}
-			return a(ctx, in)
-		},
 		TokenKey: []byte("test key"),
 		Log:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -167,6 +164,21 @@ func setup(t *testing.T, opts ...option) *bundle {
 	}
 	p, err := New(cfg)
 	if err != nil {
+		t.Fatal(err)
+	}
+	cc := telephony.CallControlFuncs{Sink: b.ev.sink, Admitter: func(ctx context.Context, in telephony.Incoming) (string, error) {
+		b.mu.Lock()
+		a := b.admit
+		b.mu.Unlock()
+		if a == nil {
+			return "", telephony.ErrNoInboundAgent
+		}
+		return a(ctx, in)
+	}}
+	if wrap != nil {
+		cc.Sink = wrap(cc.Sink)
+	}
+	if err := p.Start(t.Context(), cc); err != nil {
 		t.Fatal(err)
 	}
 	b.p = p

@@ -39,6 +39,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"switchboard/internal/call"
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/telephony"
 	"switchboard/internal/throttle"
 )
@@ -81,10 +82,6 @@ type Config struct {
 	APIBaseURL string
 	// Accounts returns the Twilio account of a phone connection. Required.
 	Accounts func(ctx context.Context, connectionID string) (Account, error)
-	// Sink receives the progress of calls. Required.
-	Sink telephony.EventSink
-	// Admit decides inbound calls; nil refuses them all (<Reject/>).
-	Admit telephony.Admitter
 	// TokenKey signs each call's stream token (HMAC-SHA256), which the
 	// stream's start message must carry back. Empty: a random key, good
 	// for this process's calls.
@@ -108,12 +105,6 @@ func (c *Config) setDefaults() error {
 	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
 	if c.Accounts == nil {
 		return errors.New("twilio: Config.Accounts is required")
-	}
-	if c.Sink == nil {
-		return errors.New("twilio: an event sink is required")
-	}
-	if c.Admit == nil {
-		c.Admit = func(context.Context, telephony.Incoming) (string, error) { return "", telephony.ErrUnavailable }
 	}
 	if len(c.TokenKey) == 0 {
 		c.TokenKey = make([]byte, 32)
@@ -146,11 +137,17 @@ var ErrClosed = errors.New("twilio: provider closed")
 var ErrNoInventory = errors.New("twilio: numbers are per Twilio account: use the account's Client (SearchNumbers, BuyNumber, ReleaseNumber)")
 
 // Provider is the Twilio telephony.Provider of this node. Create it with
-// New, mount Handler under /twilio/, stop it with Close.
+// New, start it with the call control it reports to (Start), mount
+// Handler under /twilio/, stop it with Stop or Close.
 type Provider struct {
 	cfg    Config
 	wsBase string // PublicURL with ws(s)
 	log    *slog.Logger
+	// sink and admit are the call control's (Start): the progress of
+	// calls, and the decision on inbound ones (refused until Start).
+	sink     telephony.EventSink
+	admit    telephony.Admitter
+	stopping lifecycle.Blocking
 
 	mu     sync.Mutex
 	closed bool
@@ -193,6 +190,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	p := &Provider{
 		cfg: cfg, wsBase: ws, log: cfg.Log.With("provider", Name),
+		sink: func(telephony.Event) {}, admit: telephony.CallControlFuncs{}.Admit,
 		calls: map[string]*pcall{}, bySID: map[string]*pcall{},
 	}
 	p.stats.refused = map[string]*atomic.Uint64{}
@@ -507,6 +505,29 @@ func (p *Provider) Close() error {
 	return nil
 }
 
+// Start makes cc hear the progress of calls and decide the inbound ones
+// (Twilio's webhooks reach Handler from now on). Nothing else runs until
+// a call is placed or a webhook comes.
+func (p *Provider) Start(_ context.Context, cc telephony.CallControl) error {
+	if cc == nil {
+		return errors.New("twilio: a call control is required")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	p.sink, p.admit = cc.HandleEvent, cc.Admit
+	return nil
+}
+
+// Stop is Close within ctx: when ctx ends first, Stop returns and the
+// calls go on ending (Stopped says when they have).
+func (p *Provider) Stop(ctx context.Context) error { return p.stopping.Stop(ctx, p.Close) }
+
+// Stopped is closed once Stop's Close has returned.
+func (p *Provider) Stopped() <-chan struct{} { return p.stopping.Stopped() }
+
 // enter counts a goroutine that works on calls (a handler, a watchdog)
 // unless the provider is closing.
 func (p *Provider) enter() bool {
@@ -524,7 +545,7 @@ func (p *Provider) emit(ev telephony.Event) {
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
-	p.cfg.Sink(ev)
+	p.sink(ev)
 }
 
 // ended emits the Ended event of a call that was not handed over; the
@@ -642,4 +663,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descLines, prometheus.GaugeValue, float64(s.Lines))
 }
 
-var _ telephony.Provider = (*Provider)(nil)
+var (
+	_ telephony.Provider                        = (*Provider)(nil)
+	_ lifecycle.Reporter[telephony.CallControl] = (*Provider)(nil)
+)

@@ -733,9 +733,8 @@ func TestStreamHostile(t *testing.T) {
 // over (the line is already served).
 func TestHangupFromSink(t *testing.T) {
 	took := make(chan time.Duration, 1)
-	b := setup(t, func(c *Config) {
-		sink := c.Sink
-		c.Sink = func(ev telephony.Event) {
+	b := setupSink(t, func(sink telephony.EventSink) telephony.EventSink {
+		return func(ev telephony.Event) {
 			sink(ev)
 			if ev.Kind == telephony.Answered {
 				start := time.Now()

@@ -35,7 +35,7 @@ func withNumbers(t *testing.T) func(*Config) {
 	sb := sandbox.New(sandbox.Config{Numbers: []telephony.Number{
 		{Number: "+14155550101", Provider: "sandbox", Region: "US", Locality: "San Francisco"},
 		{Number: "+14155550102", Provider: "sandbox", Region: "US", Locality: "San Francisco"},
-	}}, func(telephony.Event) {}, slog.New(slog.DiscardHandler))
+	}}, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { _ = sb.Close() })
 	sealer, err := secret.New(secret.NewKey())
 	if err != nil {

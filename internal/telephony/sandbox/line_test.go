@@ -27,14 +27,14 @@ func TestLinesHandOver(t *testing.T) {
 	lines := make(chan telephony.Line, 4)
 	var mu sync.Mutex
 	var got []telephony.Event
-	n := New(Config{RingTime: time.Millisecond, Lines: &Lines{Think: time.Millisecond}}, func(e telephony.Event) {
+	n := started(t, Config{RingTime: time.Millisecond, Lines: &Lines{Think: time.Millisecond}}, func(e telephony.Event) {
 		mu.Lock()
 		got = append(got, e)
 		mu.Unlock()
 		if e.Line != nil {
 			lines <- e.Line
 		}
-	}, nil)
+	})
 	defer n.Close()
 	if err := n.Place(t.Context(), telephony.PlaceRequest{CallID: "c1", To: "+14155551234"}); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"switchboard/internal/lifecycle"
 	"switchboard/internal/telephony"
 )
 
@@ -115,6 +116,7 @@ type Network struct {
 	wg     sync.WaitGroup   // one per call goroutine
 	// voiceSlots bounds the audio lines at once (Lines.VoiceCalls).
 	voiceSlots chan struct{}
+	stopping   lifecycle.Blocking
 }
 
 // call is the shared state of one live call.
@@ -129,18 +131,20 @@ type call struct {
 	to string
 }
 
-// Compile-time check that Network is a telephony.Provider.
-var _ telephony.Provider = (*Network)(nil)
+// Compile-time checks that Network is a telephony.Provider and a
+// long-lived part that reports to call control.
+var (
+	_ telephony.Provider                        = (*Network)(nil)
+	_ lifecycle.Reporter[telephony.CallControl] = (*Network)(nil)
+)
 
-// New returns a sandbox network configured by cfg (zero fields take defaults)
-// that reports call progress to sink. A nil sink drops events and a nil log
-// discards log output. The caller must Close the network to stop its calls.
-func New(cfg Config, sink telephony.EventSink, log *slog.Logger) *Network {
+// New returns a sandbox network configured by cfg (zero fields take
+// defaults); a nil log discards log output. It reports to the call control
+// it is started with (Start); the caller must stop it (Stop or Close) to
+// end its calls.
+func New(cfg Config, log *slog.Logger) *Network {
 	cfg = cfg.withDefaults()
 	cfg.Numbers = cloneNumbers(cfg.Numbers)
-	if sink == nil {
-		sink = func(telephony.Event) {}
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -159,11 +163,31 @@ func New(cfg Config, sink telephony.EventSink, log *slog.Logger) *Network {
 		voiceSlots: make(chan struct{}, slots),
 		cfg:        cfg,
 		available:  available,
-		sink:       sink,
+		sink:       func(telephony.Event) {},
 		log:        log.With("provider", providerName),
 		calls:      make(map[string]*call),
 	}
 }
+
+// Start makes cc hear the progress of the calls placed from now on (the
+// sandbox admits no inbound calls); nothing else runs until a call is
+// placed.
+func (n *Network) Start(_ context.Context, cc telephony.CallControl) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return ErrClosed
+	}
+	n.sink = cc.HandleEvent
+	return nil
+}
+
+// Stop is Close within ctx: when ctx ends first, Stop returns and the
+// calls go on ending (Stopped says when they have).
+func (n *Network) Stop(ctx context.Context) error { return n.stopping.Stop(ctx, n.Close) }
+
+// Stopped is closed once Stop's Close has returned.
+func (n *Network) Stopped() <-chan struct{} { return n.stopping.Stopped() }
 
 // Name returns "sandbox", the provider's name in the API.
 func (n *Network) Name() string { return providerName }

@@ -47,6 +47,16 @@ type recorder struct {
 	events []ev
 }
 
+// started is a network of cfg started with sink as its call control.
+func started(t *testing.T, cfg Config, sink telephony.EventSink) *Network {
+	t.Helper()
+	n := New(cfg, nil)
+	if err := n.Start(t.Context(), telephony.CallControlFuncs{Sink: sink}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func newRecorder() *recorder { return &recorder{start: time.Now()} }
 
 func (r *recorder) sink(e telephony.Event) {
@@ -165,7 +175,7 @@ func TestDefaultNumbers(t *testing.T) {
 
 func TestInventoryPurchaseRelease(t *testing.T) {
 	ctx := t.Context()
-	n := New(Config{}, nil, nil)
+	n := New(Config{}, nil)
 	defer n.Close()
 
 	if got := n.Name(); got != "sandbox" {
@@ -209,7 +219,7 @@ func TestInventoryPurchaseRelease(t *testing.T) {
 func TestCustomNumbers(t *testing.T) {
 	ctx := t.Context()
 	nums := []telephony.Number{{Number: "+16505550100", Provider: "sandbox", Region: "US", Capabilities: []string{"voice"}}}
-	n := New(Config{Numbers: nums}, nil, nil)
+	n := New(Config{Numbers: nums}, nil)
 	defer n.Close()
 	nums[0].Number = "+10000000000" // New must have copied its config.
 
@@ -244,7 +254,7 @@ func TestPlaceScripts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := newRecorder()
-				n := New(testConfig, r.sink, nil)
+				n := started(t, testConfig, r.sink)
 				defer n.Close()
 
 				place(t, n, "c", tc.to)
@@ -265,7 +275,7 @@ func TestPlaceScripts(t *testing.T) {
 func TestPlaceDefaultTimings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
-		n := New(Config{}, r.sink, nil)
+		n := started(t, Config{}, r.sink)
 		defer n.Close()
 
 		place(t, n, "talk", "+14155550100")
@@ -282,7 +292,7 @@ func TestPlaceDefaultTimings(t *testing.T) {
 func TestPlaceRejects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
-		n := New(testConfig, r.sink, nil)
+		n := started(t, testConfig, r.sink)
 		defer n.Close()
 
 		empty := telephony.PlaceRequest{To: "+14155550100"}
@@ -305,7 +315,7 @@ func TestPlaceRejects(t *testing.T) {
 func TestPlaceDuplicateCallID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
-		n := New(testConfig, r.sink, nil)
+		n := started(t, testConfig, r.sink)
 		defer n.Close()
 
 		place(t, n, "dup", "+14155550100")
@@ -347,7 +357,7 @@ func TestHangup(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := newRecorder()
-				n := New(testConfig, r.sink, nil)
+				n := started(t, testConfig, r.sink)
 				defer n.Close()
 
 				place(t, n, "c", tc.to)
@@ -378,7 +388,7 @@ func TestHangup(t *testing.T) {
 func TestHangupAfterEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
-		n := New(testConfig, r.sink, nil)
+		n := started(t, testConfig, r.sink)
 		defer n.Close()
 
 		place(t, n, "c", "+14155550001")
@@ -399,12 +409,12 @@ func TestHangupFromSink(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
 		var n *Network
-		n = New(testConfig, func(e telephony.Event) {
+		n = started(t, testConfig, func(e telephony.Event) {
 			r.sink(e)
 			if e.Kind == telephony.Answered {
 				n.Hangup(context.Background(), e.CallID)
 			}
-		}, nil)
+		})
 		defer n.Close()
 
 		place(t, n, "c", "+14155550100")
@@ -419,7 +429,7 @@ func TestHangupFromSink(t *testing.T) {
 func TestClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
-		n := New(testConfig, r.sink, nil)
+		n := started(t, testConfig, r.sink)
 
 		place(t, n, "talking", "+14155550100")
 		place(t, n, "ringing", "+14155550002")
@@ -465,7 +475,7 @@ func TestClose(t *testing.T) {
 func TestConcurrentCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()
-		n := New(testConfig, r.sink, nil)
+		n := started(t, testConfig, r.sink)
 
 		const workers, perWorker = 8, 50
 		suffixes := []string{"0001", "0002", "0003", "0004", "0100", "0199"}

@@ -94,13 +94,13 @@ func runSIP(o options, n int) (result, error) {
 	if o.verbose {
 		log = slog.Default()
 	}
-	p, err := sip.New(sip.Config{ListenAddr: "127.0.0.1:0", PublicIP: "127.0.0.1", RTPPorts: o.rtpPorts}, sink, nil, log)
+	p, err := sip.New(sip.Config{ListenAddr: "127.0.0.1:0", PublicIP: "127.0.0.1", RTPPorts: o.rtpPorts}, log)
 	if err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := p.Start(ctx); err != nil {
+	if err := p.Start(ctx, telephony.CallControlFuncs{Sink: sink}); err != nil {
 		return r, err
 	}
 	defer p.Close()

@@ -161,10 +161,13 @@ func runTwilio(o options, n int) (result, error) {
 			}
 			return acct, nil
 		},
-		Sink: sink,
-		Log:  log,
+		Log: log,
 	})
 	if err != nil {
+		_ = ln.Close()
+		return r, err
+	}
+	if err := p.Start(context.Background(), telephony.CallControlFuncs{Sink: sink}); err != nil {
 		_ = ln.Close()
 		return r, err
 	}
