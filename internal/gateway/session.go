@@ -19,10 +19,8 @@ import (
 
 	"switchboard/internal/audio"
 	"switchboard/internal/call"
-	"switchboard/internal/callrun"
 	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/telephony"
-	"switchboard/internal/voice"
 )
 
 // enqueueGrace is the longest a sender (the call runtime, the reader)
@@ -39,9 +37,8 @@ var (
 
 // session is one websocket connection and the call it carries. It is the
 // call's telephony.Line: the call runtime runs the call over it, and it
-// also implements the runtime's optional line interfaces (callrun.TextEvents,
-// AudioEvents, Ending, Opening, Controls, and voice.Pauser), which is how
-// the client is told everything the protocol promises.
+// implements every event of telephony.Listener itself (no NopListener),
+// which is how the client is told everything the protocol promises.
 type session struct {
 	srv  *Server
 	log  *slog.Logger
@@ -83,8 +80,8 @@ type session struct {
 	wg       sync.WaitGroup
 	// opened is closed once the reader has handled the client's first
 	// frame, or openGrace after the upgrade: the conversation waits for it
-	// (Opening), so that a client that turns audio on as it connects hears
-	// the first message.
+	// (Capabilities.Ready), so that a client that turns audio on as it
+	// connects hears the first message.
 	opened     chan struct{}
 	openedOnce sync.Once
 
@@ -93,15 +90,7 @@ type session struct {
 	metadata json.RawMessage
 }
 
-var (
-	_ telephony.Line      = (*session)(nil)
-	_ callrun.TextEvents  = (*session)(nil)
-	_ callrun.AudioEvents = (*session)(nil)
-	_ callrun.Ending      = (*session)(nil)
-	_ callrun.Opening     = (*session)(nil)
-	_ callrun.Controls    = (*session)(nil)
-	_ voice.Pauser        = (*session)(nil)
-)
+var _ telephony.Line = (*session)(nil)
 
 // openGrace is how long the first message waits for the client's first
 // frame (session.update, usually) before it is sent anyway.
@@ -279,8 +268,15 @@ func (ss *session) endDirect(outcome call.Outcome, reason string) {
 
 // --- the telephony.Line the runtime runs the call over ---
 
+// Capabilities: no keypad and no transfer (so the conversation is not
+// offered sendDTMF or transferCall, and the API's transfer is refused);
+// the first message waits for the client's first frame (opened).
+func (ss *session) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Ready: ss.opened}
+}
+
 // Format is zero: a web call starts as text; the client turns audio on
-// with session.update (AudioStarter).
+// with session.update (Receiver.StartAudio).
 func (ss *session) Format() audio.Format { return audio.Format{} }
 
 // Receive hands the reader's input to rx until the client hangs up or goes
@@ -328,10 +324,6 @@ func (ss *session) Write(frame []byte) error {
 // Clear does nothing: the client is told assistant.audio.clear (AudioClear).
 func (ss *session) Clear() {}
 
-// Controls reports false: a web call has no keypad and cannot be
-// transferred, so its conversation is not offered sendDTMF or transferCall.
-func (ss *session) Controls() bool { return false }
-
 func (ss *session) SendDTMF(context.Context, string) error { return errNoLine }
 
 func (ss *session) Transfer(context.Context, string) error { return errNoLine }
@@ -342,9 +334,6 @@ func (ss *session) Hangup(context.Context) error {
 	ss.hangOnce.Do(func() { close(ss.hungUp) })
 	return nil
 }
-
-// Opened implements callrun.Opening.
-func (ss *session) Opened() <-chan struct{} { return ss.opened }
 
 // markOpened lets the conversation start (see opened).
 func (ss *session) markOpened() { ss.openedOnce.Do(func() { close(ss.opened) }) }
@@ -371,8 +360,8 @@ func (ss *session) AudioClear(turnID string, playedMs int64) {
 	ss.send(protocol.AudioClear{TurnID: turnID, PlayedMs: playedMs})
 }
 
-// AudioPause and AudioResume make the session a voice.Pauser: the client's
-// own buffer stops at once too (assistant.audio.pause / .resume).
+// AudioPause and AudioResume: the client's own buffer stops at once too
+// (assistant.audio.pause / .resume).
 func (ss *session) AudioPause(turnID string, playedMs int64) {
 	ss.send(protocol.AudioPause{TurnID: turnID, PlayedMs: playedMs})
 }
@@ -381,7 +370,7 @@ func (ss *session) AudioResume(turnID string, playedMs int64) {
 	ss.send(protocol.AudioResume{TurnID: turnID, PlayedMs: playedMs})
 }
 
-// CallEnded implements callrun.Ending: call.ended, then the close.
+// CallEnded sends call.ended, then the close.
 func (ss *session) CallEnded(outcome call.Outcome, reason string, elsewhere bool) {
 	ss.finish(outcome, reason, elsewhere)
 }
@@ -648,11 +637,7 @@ func (ss *session) update(u protocol.SessionUpdate) bool {
 	if f.Encoding == "" {
 		f = protocol.DefaultAudio
 	}
-	err := errors.New("the call runtime cannot start audio")
-	if as, ok := rx.(callrun.AudioStarter); ok {
-		err = as.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate})
-	}
-	if err != nil {
+	if err := rx.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}); err != nil {
 		ss.log.Info("audio refused", "err", err)
 		ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
 		return true

@@ -148,6 +148,10 @@ func (r *recorder) DTMF(d byte) {
 func (r *recorder) Text(string)        {}
 func (r *recorder) Mark(string, int64) {}
 
+func (r *recorder) StartAudio(audio.Format) error {
+	return errors.New("a SIP line has its audio from the start")
+}
+
 func (r *recorder) snapshot() (audio []byte, digits string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -38,8 +38,14 @@ var (
 	endCustomer = telephony.End{Outcome: outcomeCompleted, Reason: "customer-ended-call"}
 )
 
-// personaLine is a sandbox call's line: the persona at the far end.
+// personaLine is a sandbox call's line: the persona at the far end. Of
+// the runtime's events it follows what the persona hears: on a text line
+// each finished turn (TurnDone), which it answers; on an audio line the
+// end of each turn's audio (AudioDone, AudioClear), which ends what its ear
+// hears of it. The others are telephony.NopListener's.
 type personaLine struct {
+	telephony.NopListener
+
 	persona Persona
 	think   time.Duration
 	format  audio.Format
@@ -69,14 +75,11 @@ type said struct {
 }
 
 var (
-	_ telephony.TextLine = (*personaLine)(nil)
-	_ interface {
-		SpeechStarted()
-		SpeechStopped()
-		AudioStart(string)
-		AudioDone(string)
-		AudioClear(string, int64)
-	} = (*personaLine)(nil) // callrun.AudioEvents
+	_ telephony.Line = (*personaLine)(nil)
+	// The events the line overrides, named through the interface: a
+	// rename in telephony must fail here, not leave the persona deaf
+	// behind the embedded no-op.
+	_ = []any{telephony.Listener.TurnDone, telephony.Listener.AudioDone, telephony.Listener.AudioClear}
 )
 
 // newLine makes the line of an answered call to destination to.
@@ -94,6 +97,11 @@ func (n *Network) newLine(to string) *personaLine {
 		}
 	}
 	return l
+}
+
+// Capabilities: the sandbox accepts keys and every transfer.
+func (l *personaLine) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Keypad: true, Transfer: true}
 }
 
 func (l *personaLine) Format() audio.Format { return l.format }
@@ -138,8 +146,13 @@ func (l *personaLine) Receive(ctx context.Context, rx telephony.Receiver) teleph
 
 // --- text line ---
 
-// Heard is one assistant turn: the persona answers after its pause.
-func (l *personaLine) Heard(text string) {
+// TurnDone is one finished assistant turn. On a text line the persona
+// answers it after its pause; on an audio line the turn comes from the
+// voice pipeline and the persona hears its audio instead.
+func (l *personaLine) TurnDone(_, text string, _ bool) {
+	if l.format != (audio.Format{}) {
+		return
+	}
 	say, hangup := l.persona.Reply(text)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -195,10 +208,6 @@ func (l *personaLine) Write(frame []byte) error {
 	}
 	return nil
 }
-
-func (l *personaLine) SpeechStarted()    {}
-func (l *personaLine) SpeechStopped()    {}
-func (l *personaLine) AudioStart(string) {}
 
 // AudioDone and AudioClear: the assistant stopped talking; the ear's
 // final follows.

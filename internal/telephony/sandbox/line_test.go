@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,9 @@ func (texts) Audio([]byte)       {}
 func (texts) DTMF(byte)          {}
 func (t texts) Text(s string)    { t <- s }
 func (texts) Mark(string, int64) {}
+func (texts) StartAudio(audio.Format) error {
+	return errors.New("the persona's line does not turn audio on")
+}
 
 // TestLinesHandOver: with Lines, an answered call's event carries a text
 // line (no speech engines); the persona answers each turn it hears, a
@@ -51,7 +55,7 @@ func TestLinesHandOver(t *testing.T) {
 	rx := make(texts, 4)
 	ended := make(chan telephony.End, 1)
 	go func() { ended <- l.Receive(context.Background(), rx) }()
-	l.(telephony.TextLine).Heard("Hi! What day would suit you?")
+	l.TurnDone("turn_1", "Hi! What day would suit you?", false)
 	select {
 	case s := <-rx:
 		if s == "" {
