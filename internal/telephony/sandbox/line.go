@@ -55,6 +55,7 @@ type personaLine struct {
 	log     *slog.Logger
 
 	said chan said // the persona's answers, bounded
+	keys chan byte // keys the far party pressed, for Receive; bounded, a full queue drops
 
 	mu     sync.Mutex
 	ended  chan struct{}
@@ -64,7 +65,18 @@ type personaLine struct {
 	stream speech.TranscribeStream // the ear's stream while Receive runs
 	heard  bool                    // assistant audio since the last Finish
 	bye    bool                    // say the last answer, then hang up
+	// dialed is what the far party heard of SendDTMF: the last maxDialed
+	// keys.
+	dialed []byte
 }
+
+// Keys both ways, simulated: the far party hears the keys SendDTMF plays
+// (dialed) and may press its own (press). No persona reacts to keys or
+// presses any yet; the package's tests are the hand on its keypad.
+const (
+	keyQueue  = 16
+	maxDialed = 64
+)
 
 // said is one answer of the persona: text on a text line, μ-law audio on
 // an audio line; hangup ends the call after it.
@@ -84,7 +96,7 @@ var (
 
 // newLine makes the line of an answered call to destination to.
 func (n *Network) newLine(to string) *personaLine {
-	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), ended: make(chan struct{}), log: n.log, release: func() {}}
+	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), keys: make(chan byte, keyQueue), ended: make(chan struct{}), log: n.log, release: func() {}}
 	lc := n.cfg.Lines
 	if lc.Ear != nil && lc.Mouth != nil {
 		select {
@@ -99,7 +111,8 @@ func (n *Network) newLine(to string) *personaLine {
 	return l
 }
 
-// Capabilities: the sandbox accepts keys and every transfer.
+// Capabilities: a keypad (simulated: see press) and transfer (the sandbox
+// accepts every transfer).
 func (l *personaLine) Capabilities() telephony.Capabilities {
 	return telephony.Capabilities{Keypad: true, Transfer: true}
 }
@@ -128,7 +141,37 @@ func (l *personaLine) Hangup(context.Context) error {
 
 func (l *personaLine) Clear() {}
 
-func (l *personaLine) SendDTMF(context.Context, string) error { return nil }
+// SendDTMF plays digits to the far party, which hears them (dialed) at
+// once.
+func (l *personaLine) SendDTMF(_ context.Context, digits string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.dialed = append(l.dialed, digits...)
+		if n := len(l.dialed); n > maxDialed {
+			l.dialed = append(l.dialed[:0], l.dialed[n-maxDialed:]...)
+		}
+	}
+	return nil
+}
+
+// press is the far party pressing keys, which Receive hands on; keys past
+// a full queue are dropped.
+func (l *personaLine) press(keys string) {
+	for i := 0; i < len(keys); i++ {
+		select {
+		case l.keys <- keys[i]:
+		default:
+		}
+	}
+}
+
+// heardKeys is what the far party heard of SendDTMF.
+func (l *personaLine) heardKeys() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.dialed)
+}
 
 func (l *personaLine) Transfer(ctx context.Context, destination string) error {
 	// The sandbox accepts every transfer: the persona is handed over.
@@ -174,6 +217,8 @@ func (l *personaLine) receiveText(ctx context.Context, rx telephony.Receiver) te
 			return telephony.End{}
 		case <-l.ended:
 			return l.end
+		case d := <-l.keys:
+			rx.DTMF(d)
 		case s := <-l.said:
 			if s.text != "" {
 				rx.Text(s.text)
@@ -268,6 +313,14 @@ func (l *personaLine) receiveAudio(ctx context.Context, rx telephony.Receiver) t
 		case <-l.ended:
 			return errors.New("ended")
 		default:
+		}
+		for pressed := true; pressed; {
+			select {
+			case d := <-l.keys:
+				rx.DTMF(d)
+			default:
+				pressed = false
+			}
 		}
 		rx.Audio(f)
 		return nil
