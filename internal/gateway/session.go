@@ -33,6 +33,7 @@ var (
 	errOverflow = errors.New("gateway: outbound buffer full: the client is not reading")
 	errCut      = errors.New("gateway: connection cut")
 	errNoLine   = errors.New("gateway: a web call has no phone line")
+	errEnded    = errors.New("gateway: the line has ended")
 )
 
 // session is one websocket connection and the call it carries. It is the
@@ -76,8 +77,11 @@ type session struct {
 	endOnce  sync.Once
 	hungUp   chan struct{}
 	hangOnce sync.Once
-	audioOn  atomic.Bool // the client's audio is on: binary frames are audio
-	wg       sync.WaitGroup
+	// over is set at the line's end, its own or the runtime's Hangup:
+	// Write fails from then on.
+	over    atomic.Bool
+	audioOn atomic.Bool // the client's audio is on: binary frames are audio
+	wg      sync.WaitGroup
 	// opened is closed once the reader has handled the client's first
 	// frame, or openGrace after the upgrade: the conversation waits for it
 	// (Capabilities.Ready), so that a client that turns audio on as it
@@ -281,13 +285,15 @@ func (ss *session) Format() audio.Format { return audio.Format{} }
 
 // Receive hands the reader's input to rx until the client hangs up or goes
 // away (completed, customer-ended-call, as the protocol's table says for
-// both) or ctx ends.
+// both), the runtime hangs up (the zero End) or ctx ends.
 func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony.End {
 	ss.rx = rx
 	close(ss.rxReady)
 	select {
 	case e := <-ss.ended:
 		return e
+	case <-ss.hungUp:
+		return telephony.End{}
 	case <-ctx.Done():
 		return telephony.End{}
 	}
@@ -295,6 +301,7 @@ func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony
 
 // lineEnd reports the line's own end, once.
 func (ss *session) lineEnd(e telephony.End) {
+	ss.over.Store(true)
 	ss.endOnce.Do(func() { ss.ended <- e })
 }
 
@@ -311,11 +318,15 @@ func (ss *session) receiver() telephony.Receiver {
 	return nil
 }
 
-// Write queues one frame of assistant audio. It fails once the session
-// can send nothing more, which stops the pipeline's pacer.
+// Write queues one frame of assistant audio. It fails once the line has
+// ended (the client hung up or went away, or the runtime hung up) or the
+// session can send nothing more, which stops the pipeline's pacer.
 func (ss *session) Write(frame []byte) error {
 	if ss.isKilled() || ss.writerGone.Load() {
 		return errCut
+	}
+	if ss.over.Load() {
+		return errEnded
 	}
 	ss.enqueue(outbound{audio: frame})
 	return nil
@@ -331,6 +342,7 @@ func (ss *session) Transfer(context.Context, string) error { return errNoLine }
 // Hangup tells the session the runtime is done with the line; serve then
 // lets the writer flush call.ended and close.
 func (ss *session) Hangup(context.Context) error {
+	ss.over.Store(true)
 	ss.hangOnce.Do(func() { close(ss.hungUp) })
 	return nil
 }

@@ -76,16 +76,30 @@ type Far interface {
 // Run runs the suite. newCase makes a fresh live call for each test and
 // registers its own cleanups (closing the provider, a leak check), which
 // run after the suite's: the suite ends every call it was given, as the
-// runtime does, and waits for Receive to return.
+// runtime does (CallEnded, then Hangup), and waits for Receive to return.
 func Run(t *testing.T, newCase func(t *testing.T) Case) {
-	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, newCase(t)) })
-	t.Run("FarHangsUp", func(t *testing.T) { testFarHangsUp(t, newCase(t)) })
-	t.Run("HangsUp", func(t *testing.T) { testHangsUp(t, newCase(t)) })
-	t.Run("BothHangUp", func(t *testing.T) { testBothHangUp(t, newCase(t)) })
-	t.Run("HangsUpBeforeReceive", func(t *testing.T) { testHangsUpBeforeReceive(t, newCase(t)) })
-	t.Run("Clear", func(t *testing.T) { testClear(t, newCase(t)) })
-	t.Run("DTMF", func(t *testing.T) { testDTMF(t, newCase(t)) })
-	t.Run("Marks", func(t *testing.T) { testMarks(t, newCase(t)) })
+	for _, test := range []struct {
+		name string
+		run  func(*testing.T, Case)
+	}{
+		{"Capabilities", testCapabilities},
+		{"FarHangsUp", testFarHangsUp},
+		{"HangsUp", testHangsUp},
+		{"BothHangUp", testBothHangUp},
+		{"HangsUpBeforeReceive", testHangsUpBeforeReceive},
+		{"Clear", testClear},
+		{"DTMF", testDTMF},
+		{"Marks", testMarks},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			c := newCase(t)
+			t.Cleanup(func() { // also when the test skipped or failed early
+				c.Line.CallEnded(call.Completed, call.ReasonAPIEnded, false)
+				hangup(t, c.Line, "at the end of the test")
+			})
+			test.run(t, c)
+		})
+	}
 }
 
 // testCapabilities: Capabilities is a fixed value; a line without a keypad
@@ -128,9 +142,7 @@ func testFarHangsUp(t *testing.T, c Case) {
 	}
 	writeFails(t, c, "after the far party hung up")
 	rc.hangUp(t)
-	hangup(t, c.Line, "a second time, after the far party hung up")
-	writeFails(t, c, "after the far party hung up and Hangup")
-	eventsAfterEnd(t, c.Line)
+	afterEnd(t, c, "after the far party hung up and Hangup")
 }
 
 // testHangsUp: this side hangs up (CallEnded, then Hangup, as the runtime
@@ -144,13 +156,11 @@ func testHangsUp(t *testing.T, c Case) {
 		t.Errorf("Receive after Hangup = %+v, want the zero End (this side ended the call)", e)
 	}
 	c.Far.Gone(t)
-	hangup(t, c.Line, "a second time")
-	writeFails(t, c, "after Hangup")
-	eventsAfterEnd(t, c.Line)
+	afterEnd(t, c, "after Hangup")
 }
 
-// testBothHangUp: both sides hang up at once; either end is Receive's, and
-// Hangup returns nil.
+// testBothHangUp: both sides hang up at once; either end is Receive's,
+// Hangup returns nil, and the line is over as after either alone.
 func testBothHangUp(t *testing.T, c Case) {
 	rc := receive(t, c)
 	rc.waitAudio(t)
@@ -162,7 +172,7 @@ func testBothHangUp(t *testing.T, c Case) {
 		t.Errorf("Receive after both sides hung up = %+v, want the zero End or %+v", e, c.HungUp)
 	}
 	c.Far.Gone(t)
-	writeFails(t, c, "after both sides hung up")
+	afterEnd(t, c, "after both sides hung up")
 }
 
 // testHangsUpBeforeReceive: a line the runtime refuses (it is stopping) is
@@ -172,8 +182,7 @@ func testHangsUpBeforeReceive(t *testing.T, c Case) {
 	c.Line.CallEnded(call.Completed, call.ReasonSystemShutdown, false)
 	hangup(t, c.Line, "before Receive")
 	c.Far.Gone(t)
-	hangup(t, c.Line, "a second time, before Receive")
-	writeFails(t, c, "after Hangup before Receive")
+	afterEnd(t, c, "after Hangup before Receive")
 	rc := receive(t, c)
 	if e := rc.wait(t); e != (telephony.End{}) {
 		t.Errorf("Receive after Hangup = %+v, want the zero End", e)
@@ -446,6 +455,15 @@ func hangup(t *testing.T, line telephony.Line, when string) {
 	if err := line.Hangup(ctx); err != nil {
 		t.Errorf("Hangup %s = %v after %v, want nil", when, err, time.Since(start).Round(time.Millisecond))
 	}
+}
+
+// afterEnd checks a line that has ended: Hangup again returns nil, a write
+// fails, and every event of the Listener is harmless.
+func afterEnd(t *testing.T, c Case, when string) {
+	t.Helper()
+	hangup(t, c.Line, "again, "+when)
+	writeFails(t, c, when)
+	eventsAfterEnd(t, c.Line)
 }
 
 // writeFails checks that a write fails once the line has ended.
