@@ -88,6 +88,7 @@ func New(cfg Config) *Runtime {
 type run struct {
 	call call.Call
 	line telephony.Line
+	caps telephony.Capabilities // the line's, read once
 	out  *output
 	in   chan conversation.Input
 	// done is closed once the conversation has returned (or could not
@@ -138,7 +139,7 @@ func (r *Runtime) Start(c call.Call, line telephony.Line) bool {
 	// The conversation's context is canceled by Stop (shutdown), Cancel
 	// and Ended: it then ends system-shutdown, or as its record says.
 	ctx, cancel := context.WithCancel(context.Background())
-	rn := &run{call: c, line: line, out: &output{line: line}, in: make(chan conversation.Input, inputBuffer), done: make(chan struct{}),
+	rn := &run{call: c, line: line, caps: line.Capabilities(), out: &output{line: line}, in: make(chan conversation.Input, inputBuffer), done: make(chan struct{}),
 		recorded: make(chan struct{}), cancel: cancel}
 	r.live[c.ID] = rn
 	// Started under r.mu, so that Stop, which sets stopped under r.mu
@@ -153,7 +154,7 @@ func (r *Runtime) Start(c call.Call, line telephony.Line) bool {
 // Ended is told that call c ended, wherever that happened. A call that
 // ended outside its own conversation (the API, housekeeping, another part
 // of this node) stops at once: its line is hung up, and a line that is
-// told how its call ended (Ending) hears the record's outcome and reason.
+// hears the record's outcome and reason (Listener.CallEnded).
 // It does not block.
 func (r *Runtime) Ended(c call.Call) { r.Cancel(c.ID) }
 
@@ -292,7 +293,7 @@ func (r *Runtime) Transfer(ctx context.Context, orgID, callID, destination strin
 	if err != nil {
 		return err
 	}
-	if control(rn.line) == nil {
+	if !rn.caps.Transfer {
 		return apperr.Conflictf("call %s is a %s call: it has no phone line to transfer", callID, rn.call.Type)
 	}
 	if err := rn.line.Transfer(ctx, destination); err != nil {
@@ -346,7 +347,7 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 	// The line is the conversation's Control, when it has one: the
 	// built-in sendDTMF and transferCall tools and the flow nodes act on it.
 	cfg := conversation.Config{Call: c, Assistant: a, Brain: brain, Turns: r.cfg.Store, Log: log, Now: r.cfg.Now,
-		Control: control(rn.line), Ender: runEnder{r: r, rn: rn}}
+		Control: control(rn.line, rn.caps), Ender: runEnder{r: r, rn: rn}}
 	r.converse(ctx, cfg, rn)
 }
 
@@ -378,11 +379,11 @@ func (r *Runtime) converse(ctx context.Context, cfg conversation.Config, rn *run
 		}
 		rn.send(endInput(end))
 	})
-	if o, ok := rn.line.(Opening); ok {
+	if ready := rn.caps.Ready; ready != nil {
 		// The first message waits until the far end is ready for it (a
 		// web client that turns audio on as it connects hears it).
 		select {
-		case <-o.Opened():
+		case <-ready:
 		case <-ctx.Done():
 		}
 	}
@@ -412,11 +413,9 @@ func (r *Runtime) startAudio(ctx context.Context, wg *sync.WaitGroup, cfg conver
 	}
 	watch := newMachine(c, a, f, rn.send, log)
 	var machineNow bool // the provider found a machine: leave the message
-	if md, ok := rn.line.(MachineDetector); ok {
-		if ran, machine := md.AnsweredBy(); ran {
-			watch = nil
-			machineNow = machine && c.Direction == call.Outbound && a.Voicemail.Detect && a.Voicemail.LeavesMessage()
-		}
+	if amd := rn.caps.AMD; amd.Ran {
+		watch = nil
+		machineNow = amd.Machine && c.Direction == call.Outbound && a.Voicemail.Detect && a.Voicemail.LeavesMessage()
 	}
 	vcfg := voice.Settings(voice.Config{
 		In: f, Out: f, Transcriber: stt, Synthesizer: tts,
@@ -577,7 +576,8 @@ func (r *Runtime) finishRecording(ctx context.Context, rn *run) {
 	r.cfg.Recordings.Finish(ctx, rn.call.OrgID, rn.call.ID, rec)
 }
 
-// receiver takes what the caller sends over the line.
+// receiver takes what the caller sends over the line; StartAudio turns a
+// text call's audio on (a web client's session.update).
 type receiver struct {
 	rn    *run
 	start func(audio.Format) error
@@ -609,15 +609,6 @@ func (rx *receiver) Mark(turnID string, playedMs int64) {
 	}
 }
 
-// StartAudio implements AudioStarter.
 func (rx *receiver) StartAudio(f audio.Format) error { return rx.start(f) }
 
-// AudioStarter is implemented by the Receiver the runtime hands to
-// Line.Receive: a line that began as text (a web call) turns audio on in
-// format f from now on. It fails when the call cannot have audio (no
-// speech engines) or already has it; the call then goes on as it was.
-type AudioStarter interface {
-	StartAudio(f audio.Format) error
-}
-
-var _ AudioStarter = (*receiver)(nil)
+var _ telephony.Receiver = (*receiver)(nil)

@@ -56,6 +56,7 @@ func (e fakeEnder) End(_ context.Context, callID string, outcome call.Outcome, r
 
 // textLine is a text line whose far end is driven by the test.
 type textLine struct {
+	telephony.NopListener
 	say     chan string
 	end     chan telephony.End
 	heard   chan string
@@ -69,6 +70,9 @@ func newTextLine() *textLine {
 }
 
 func (l *textLine) Format() audio.Format { return audio.Format{} }
+func (l *textLine) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Keypad: true, Transfer: true}
+}
 func (l *textLine) Receive(ctx context.Context, rx telephony.Receiver) telephony.End {
 	for {
 		select {
@@ -92,8 +96,8 @@ func (l *textLine) Transfer(_ context.Context, dest string) error {
 	l.end <- telephony.End{Outcome: "completed", Reason: "assistant-transferred-call"}
 	return nil
 }
-func (l *textLine) Hangup(context.Context) error { l.once.Do(func() { close(l.hungUp) }); return nil }
-func (l *textLine) Heard(text string)            { l.heard <- text }
+func (l *textLine) Hangup(context.Context) error    { l.once.Do(func() { close(l.hungUp) }); return nil }
+func (l *textLine) TurnDone(_, text string, _ bool) { l.heard <- text }
 
 func flowAssistant(t *testing.T) assistant.Assistant {
 	t.Helper()

@@ -4,7 +4,7 @@
 //
 // One connection is one session, and the socket is the call: the session
 // claims the queued call before upgrading, hands itself to the call runtime
-// (package callrun) as the call's telephony.Line, and when the socket
+// (package callrun, through Runtime) as the call's telephony.Line, and when the socket
 // closes for whatever reason the call ends. The runtime runs the
 // conversation and, once the client turns audio on, the voice pipeline,
 // exactly as for a phone line. A session owns two goroutines, both gone
@@ -31,9 +31,9 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
-	"switchboard/internal/callrun"
 	"switchboard/internal/id"
 	"switchboard/internal/lifecycle"
+	"switchboard/internal/telephony"
 	"switchboard/internal/throttle"
 )
 
@@ -65,11 +65,11 @@ type Config struct {
 	Store Store
 	Calls Calls
 	// Runtime runs the sessions' calls (their conversations, and voice
-	// pipelines once audio is on); the node's one runtime, shared with
-	// its phone lines, so that the API's live call control reaches web
-	// calls too. Its Ended must be told of every call's end (callctl's
-	// Listener).
-	Runtime *callrun.Runtime
+	// pipelines once audio is on); the node's one runtime
+	// (callrun.Runtime), shared with its phone lines, so that the API's
+	// live call control reaches web calls too. Its Ended must be told of
+	// every call's end (callctl's Ended hook).
+	Runtime Runtime
 	Log     *slog.Logger
 	// Now is the clock of `at` and of the abuse rule; nil means time.Now.
 	Now func() time.Time
@@ -88,6 +88,18 @@ type Config struct {
 	// RefusalLogWindow is how long refusals are counted rather than logged
 	// one by one (default throttle.DefaultSampleWindow).
 	RefusalLogWindow time.Duration
+}
+
+// Runtime is what the gateway asks of the call runtime (callrun.Runtime):
+// to run a session's call over the session, its telephony.Line, and to
+// stop it early.
+type Runtime interface {
+	// Start runs call c over line and returns at once; false means the
+	// runtime takes no more calls (it is stopping) and took nothing.
+	Start(c call.Call, line telephony.Line) bool
+	// Cancel stops live call callID's conversation now (system-shutdown,
+	// unless the call has ended already). It does not block.
+	Cancel(callID string)
 }
 
 // Defaults of Config.

@@ -19,10 +19,8 @@ import (
 
 	"switchboard/internal/audio"
 	"switchboard/internal/call"
-	"switchboard/internal/callrun"
 	"switchboard/internal/gateway/protocol"
 	"switchboard/internal/telephony"
-	"switchboard/internal/voice"
 )
 
 // enqueueGrace is the longest a sender (the call runtime, the reader)
@@ -35,13 +33,13 @@ var (
 	errOverflow = errors.New("gateway: outbound buffer full: the client is not reading")
 	errCut      = errors.New("gateway: connection cut")
 	errNoLine   = errors.New("gateway: a web call has no phone line")
+	errEnded    = errors.New("gateway: the line has ended")
 )
 
 // session is one websocket connection and the call it carries. It is the
 // call's telephony.Line: the call runtime runs the call over it, and it
-// also implements the runtime's optional line interfaces (callrun.TextEvents,
-// AudioEvents, Ending, Opening, Controls, and voice.Pauser), which is how
-// the client is told everything the protocol promises.
+// implements every event of telephony.Listener itself (no NopListener),
+// which is how the client is told everything the protocol promises.
 type session struct {
 	srv  *Server
 	log  *slog.Logger
@@ -79,12 +77,15 @@ type session struct {
 	endOnce  sync.Once
 	hungUp   chan struct{}
 	hangOnce sync.Once
-	audioOn  atomic.Bool // the client's audio is on: binary frames are audio
-	wg       sync.WaitGroup
+	// over is set at the line's end, its own or the runtime's Hangup:
+	// Write fails from then on.
+	over    atomic.Bool
+	audioOn atomic.Bool // the client's audio is on: binary frames are audio
+	wg      sync.WaitGroup
 	// opened is closed once the reader has handled the client's first
 	// frame, or openGrace after the upgrade: the conversation waits for it
-	// (Opening), so that a client that turns audio on as it connects hears
-	// the first message.
+	// (Capabilities.Ready), so that a client that turns audio on as it
+	// connects hears the first message.
 	opened     chan struct{}
 	openedOnce sync.Once
 
@@ -93,15 +94,7 @@ type session struct {
 	metadata json.RawMessage
 }
 
-var (
-	_ telephony.Line      = (*session)(nil)
-	_ callrun.TextEvents  = (*session)(nil)
-	_ callrun.AudioEvents = (*session)(nil)
-	_ callrun.Ending      = (*session)(nil)
-	_ callrun.Opening     = (*session)(nil)
-	_ callrun.Controls    = (*session)(nil)
-	_ voice.Pauser        = (*session)(nil)
-)
+var _ telephony.Line = (*session)(nil)
 
 // openGrace is how long the first message waits for the client's first
 // frame (session.update, usually) before it is sent anyway.
@@ -279,19 +272,28 @@ func (ss *session) endDirect(outcome call.Outcome, reason string) {
 
 // --- the telephony.Line the runtime runs the call over ---
 
+// Capabilities: no keypad and no transfer (so the conversation is not
+// offered sendDTMF or transferCall, and the API's transfer is refused);
+// the first message waits for the client's first frame (opened).
+func (ss *session) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Ready: ss.opened}
+}
+
 // Format is zero: a web call starts as text; the client turns audio on
-// with session.update (AudioStarter).
+// with session.update (Receiver.StartAudio).
 func (ss *session) Format() audio.Format { return audio.Format{} }
 
 // Receive hands the reader's input to rx until the client hangs up or goes
 // away (completed, customer-ended-call, as the protocol's table says for
-// both) or ctx ends.
+// both), the runtime hangs up (the zero End) or ctx ends.
 func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony.End {
 	ss.rx = rx
 	close(ss.rxReady)
 	select {
 	case e := <-ss.ended:
 		return e
+	case <-ss.hungUp:
+		return telephony.End{}
 	case <-ctx.Done():
 		return telephony.End{}
 	}
@@ -299,6 +301,7 @@ func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony
 
 // lineEnd reports the line's own end, once.
 func (ss *session) lineEnd(e telephony.End) {
+	ss.over.Store(true)
 	ss.endOnce.Do(func() { ss.ended <- e })
 }
 
@@ -315,11 +318,15 @@ func (ss *session) receiver() telephony.Receiver {
 	return nil
 }
 
-// Write queues one frame of assistant audio. It fails once the session
-// can send nothing more, which stops the pipeline's pacer.
+// Write queues one frame of assistant audio. It fails once the line has
+// ended (the client hung up or went away, or the runtime hung up) or the
+// session can send nothing more, which stops the pipeline's pacer.
 func (ss *session) Write(frame []byte) error {
 	if ss.isKilled() || ss.writerGone.Load() {
 		return errCut
+	}
+	if ss.over.Load() {
+		return errEnded
 	}
 	ss.enqueue(outbound{audio: frame})
 	return nil
@@ -328,10 +335,6 @@ func (ss *session) Write(frame []byte) error {
 // Clear does nothing: the client is told assistant.audio.clear (AudioClear).
 func (ss *session) Clear() {}
 
-// Controls reports false: a web call has no keypad and cannot be
-// transferred, so its conversation is not offered sendDTMF or transferCall.
-func (ss *session) Controls() bool { return false }
-
 func (ss *session) SendDTMF(context.Context, string) error { return errNoLine }
 
 func (ss *session) Transfer(context.Context, string) error { return errNoLine }
@@ -339,12 +342,10 @@ func (ss *session) Transfer(context.Context, string) error { return errNoLine }
 // Hangup tells the session the runtime is done with the line; serve then
 // lets the writer flush call.ended and close.
 func (ss *session) Hangup(context.Context) error {
+	ss.over.Store(true)
 	ss.hangOnce.Do(func() { close(ss.hungUp) })
 	return nil
 }
-
-// Opened implements callrun.Opening.
-func (ss *session) Opened() <-chan struct{} { return ss.opened }
 
 // markOpened lets the conversation start (see opened).
 func (ss *session) markOpened() { ss.openedOnce.Do(func() { close(ss.opened) }) }
@@ -371,8 +372,8 @@ func (ss *session) AudioClear(turnID string, playedMs int64) {
 	ss.send(protocol.AudioClear{TurnID: turnID, PlayedMs: playedMs})
 }
 
-// AudioPause and AudioResume make the session a voice.Pauser: the client's
-// own buffer stops at once too (assistant.audio.pause / .resume).
+// AudioPause and AudioResume: the client's own buffer stops at once too
+// (assistant.audio.pause / .resume).
 func (ss *session) AudioPause(turnID string, playedMs int64) {
 	ss.send(protocol.AudioPause{TurnID: turnID, PlayedMs: playedMs})
 }
@@ -381,7 +382,7 @@ func (ss *session) AudioResume(turnID string, playedMs int64) {
 	ss.send(protocol.AudioResume{TurnID: turnID, PlayedMs: playedMs})
 }
 
-// CallEnded implements callrun.Ending: call.ended, then the close.
+// CallEnded sends call.ended, then the close.
 func (ss *session) CallEnded(outcome call.Outcome, reason string, elsewhere bool) {
 	ss.finish(outcome, reason, elsewhere)
 }
@@ -648,11 +649,7 @@ func (ss *session) update(u protocol.SessionUpdate) bool {
 	if f.Encoding == "" {
 		f = protocol.DefaultAudio
 	}
-	err := errors.New("the call runtime cannot start audio")
-	if as, ok := rx.(callrun.AudioStarter); ok {
-		err = as.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate})
-	}
-	if err != nil {
+	if err := rx.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}); err != nil {
 		ss.log.Info("audio refused", "err", err)
 		ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
 		return true

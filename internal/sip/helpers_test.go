@@ -87,6 +87,13 @@ func (e *events) none(t *testing.T, wait time.Duration) {
 func testProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provider, *events) {
 	t.Helper()
 	leaktest.Check(t)
+	return startProvider(t, cfg, admit)
+}
+
+// startProvider is testProvider without the leak check, for a test that
+// starts more than one provider (and calls leaktest.Check once, first).
+func startProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provider, *events) {
+	t.Helper()
 	ev := newEvents()
 	if cfg.ListenAddr == "" {
 		cfg.ListenAddr = "127.0.0.1:0"
@@ -147,6 +154,10 @@ func (r *recorder) DTMF(d byte) {
 
 func (r *recorder) Text(string)        {}
 func (r *recorder) Mark(string, int64) {}
+
+func (r *recorder) StartAudio(audio.Format) error {
+	return errors.New("a SIP line has its audio from the start")
+}
 
 func (r *recorder) snapshot() (audio []byte, digits string) {
 	r.mu.Lock()

@@ -40,7 +40,13 @@ const rxQueue = 50
 // every 20 ms sends a silence frame when the runtime has not written one
 // (carriers expect a continuous stream, and NAT bindings need it), checks
 // the media timeout, and at the end sends the BYE and closes the sockets.
+//
+// It follows none of the runtime's events (telephony.NopListener): RTP
+// buffers nothing past the runtime's pacer, and the far party gets no
+// word of the conversation but its audio.
 type Line struct {
+	telephony.NopListener
+
 	p         *Provider
 	lg        *leg
 	dlg       dialog
@@ -140,6 +146,13 @@ func (p *Provider) newLine(lg *leg, dlg dialog, med *rtpMedia, cod codecs, remot
 	go l.read()
 	go l.run()
 	return l, nil
+}
+
+// Capabilities: keys both ways (RFC 4733 telephone-events; SIP INFO
+// received; SendDTMF fails with ErrDTMFUnsupported when the far party
+// offered no telephone-event) and transfer (REFER).
+func (l *Line) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Keypad: true, Transfer: true}
 }
 
 // Format is the agreed G.711 law at 8 kHz.

@@ -1,8 +1,13 @@
-// Package telephony declares what the call service needs from a phone network:
-// placing and hanging up calls, hearing about their progress, and the
-// inventory of numbers an organization can buy. The sandbox network, SIP
-// trunks and Twilio each implement Provider in their own sub-package, and
-// report to the CallControl they are started with.
+// Package telephony declares what the call service needs from a phone network
+// and from a call's line. Provider is a network: placing and hanging up
+// calls, hearing about their progress, and the inventory of numbers an
+// organization can buy (the sandbox network in telephony/sandbox, SIP trunks
+// in internal/sip, Twilio in internal/twilio). Line is the one contract
+// between an answered call's line and the call runtime (internal/callrun):
+// its Capabilities, the runtime's events (Listener) and what the line hands
+// the runtime (Receiver); every line pins it (SIP, Twilio, the sandbox
+// persona, the web gateway's session) and passes telephony/linetest.
+// Providers report to the CallControl they are started with.
 package telephony
 
 import (

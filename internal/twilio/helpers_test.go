@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/audio"
 	"switchboard/internal/telephony"
 	"switchboard/internal/twilio/twiliotest"
 )
@@ -249,6 +250,10 @@ func (r *recorder) DTMF(d byte) {
 }
 
 func (r *recorder) Text(string) {}
+
+func (r *recorder) StartAudio(audio.Format) error {
+	return errors.New("a Twilio line has its audio from the start")
+}
 
 func (r *recorder) Mark(turn string, ms int64) {
 	r.mu.Lock()

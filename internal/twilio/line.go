@@ -54,11 +54,14 @@ var silenceMulaw = bytes.Repeat([]byte{0xFF}, 160)
 // Write, Clear, SendDTMF and the marks, are serialized and each bounded
 // by writeTimeout.
 //
-// The line also implements the call runtime's AudioEvents (structurally):
+// Of the runtime's events (telephony.Listener) it follows a turn's audio:
 // AudioStart tells it which turn Write is sending, so that each frame is
 // followed by a mark "sb:<ms>:<turn>" that Twilio echoes when the caller
-// has heard it (Receiver.Mark); AudioClear and Clear end the turn.
+// has heard it (Receiver.Mark); AudioDone, AudioClear and Clear end the
+// turn. The others are telephony.NopListener's.
 type Line struct {
+	telephony.NopListener
+
 	p  *Provider
 	pc *pcall
 	// detected: Twilio's answering machine detection ran for this call;
@@ -117,11 +120,13 @@ func newLine(p *Provider, pc *pcall, conn *websocket.Conn, client *Client, strea
 // Format is μ-law at 8 kHz, the only format of Media Streams.
 func (l *Line) Format() audio.Format { return audio.Format{Encoding: audio.Mulaw, SampleRate: 8000} }
 
-// AnsweredBy reports Twilio's answering machine detection of the call
-// (callrun.MachineDetector): ran when the call asked for it, machine when a
-// machine answered (with leaveMessage Twilio waited for its greeting to
-// end before connecting the stream).
-func (l *Line) AnsweredBy() (ran, machine bool) { return l.detected, l.machine }
+// Capabilities: keys both ways (dtmf messages in, tones out), transfer
+// (<Dial>), and Twilio's answering machine detection when the call asked
+// for it (AMD.Machine when a machine answered: with leaveMessage Twilio
+// waited for its greeting to end before connecting the stream).
+func (l *Line) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Keypad: true, Transfer: true, AMD: telephony.AMD{Ran: l.detected, Machine: l.machine}}
+}
 
 // CallSID is Twilio's id of the call.
 func (l *Line) CallSID() string { return l.callSid }
@@ -436,12 +441,6 @@ func (l *Line) AudioClear(turnID string, _ int64) {
 	l.tmu.Unlock()
 }
 
-// SpeechStarted does nothing: Twilio needs no word of the caller's speech.
-func (l *Line) SpeechStarted() {}
-
-// SpeechStopped does nothing.
-func (l *Line) SpeechStopped() {}
-
 // SendDTMF plays digits to the far party as tones in the audio (Media
 // Streams have no message for it): each key 100 ms of its two tones then
 // 100 ms of silence, sent in real time; the assistant's audio is muted
@@ -589,4 +588,10 @@ func (l *Line) teardown() {
 	close(l.stopped)
 }
 
-var _ telephony.Line = (*Line)(nil)
+var (
+	_ telephony.Line = (*Line)(nil)
+	// The events the line overrides, named through the interface: a
+	// rename in telephony must fail here, not leave the marks behind the
+	// embedded no-op.
+	_ = []any{telephony.Listener.AudioStart, telephony.Listener.AudioDone, telephony.Listener.AudioClear}
+)

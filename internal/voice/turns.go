@@ -319,9 +319,7 @@ func (p *Pipeline) pause(t *turn) bool {
 	sentMs := int64(t.sent) * audio.FrameDuration.Milliseconds()
 	p.mu.Unlock()
 	p.pauses.Add(1)
-	if ps, ok := p.out.(Pauser); ok {
-		ps.AudioPause(t.id, sentMs)
-	}
+	p.out.AudioPause(t.id, sentMs)
 	return true
 }
 
@@ -348,9 +346,7 @@ func (p *Pipeline) resume(t *turn) bool {
 	p.pacer.Resume()
 	sentMs := int64(t.sent) * audio.FrameDuration.Milliseconds()
 	p.mu.Unlock()
-	if ps, ok := p.out.(Pauser); ok {
-		ps.AudioResume(t.id, sentMs)
-	}
+	p.out.AudioResume(t.id, sentMs)
 	return true
 }
 

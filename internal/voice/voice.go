@@ -48,22 +48,19 @@ type Output interface {
 	AudioStart(turnID string)
 	AudioDone(turnID string)
 	AudioClear(turnID string, playedMs int64)
+	// AudioPause and AudioResume say that the assistant's audio paused for
+	// the caller's speech and resumed (the web gateway sends
+	// assistant.audio.pause and assistant.audio.resume), so that a client
+	// that buffers audio stops playing it at once too. playedMs is how
+	// much of the turn's audio had been sent. The pipeline stops sending
+	// frames either way; a transport that buffers nothing past the pacer
+	// (a phone line) has nothing to do. A pause ends in AudioResume or in
+	// AudioClear (the turn was cut).
+	AudioPause(turnID string, playedMs int64)
+	AudioResume(turnID string, playedMs int64)
 	// Audio sends one encoded frame (the Config.Out format). An error ends
 	// the pacer: the transport is gone.
 	Audio(frame []byte) error
-}
-
-// Pauser is an Output that is told when the assistant's audio pauses for
-// the caller's speech and when it resumes (the web gateway sends
-// assistant.audio.pause and assistant.audio.resume), so that a client that
-// buffers audio stops playing it at once too. playedMs is how much of the
-// turn's audio had been sent. The pipeline stops sending frames either
-// way; an Output without it (a phone line, where nothing is buffered past
-// the pacer) needs nothing more. A pause ends in AudioResume or in
-// AudioClear (the turn was cut).
-type Pauser interface {
-	AudioPause(turnID string, playedMs int64)
-	AudioResume(turnID string, playedMs int64)
 }
 
 // Config is one call's pipeline.

@@ -38,8 +38,14 @@ var (
 	endCustomer = telephony.End{Outcome: outcomeCompleted, Reason: "customer-ended-call"}
 )
 
-// personaLine is a sandbox call's line: the persona at the far end.
+// personaLine is a sandbox call's line: the persona at the far end. Of
+// the runtime's events it follows what the persona hears: on a text line
+// each finished turn (TurnDone), which it answers; on an audio line the
+// end of each turn's audio (AudioDone, AudioClear), which ends what its ear
+// hears of it. The others are telephony.NopListener's.
 type personaLine struct {
+	telephony.NopListener
+
 	persona Persona
 	think   time.Duration
 	format  audio.Format
@@ -49,6 +55,7 @@ type personaLine struct {
 	log     *slog.Logger
 
 	said chan said // the persona's answers, bounded
+	keys chan byte // keys the far party pressed, for Receive; bounded, a full queue drops
 
 	mu     sync.Mutex
 	ended  chan struct{}
@@ -58,7 +65,18 @@ type personaLine struct {
 	stream speech.TranscribeStream // the ear's stream while Receive runs
 	heard  bool                    // assistant audio since the last Finish
 	bye    bool                    // say the last answer, then hang up
+	// dialed is what the far party heard of SendDTMF: the last maxDialed
+	// keys.
+	dialed []byte
 }
+
+// Keys both ways, simulated: the far party hears the keys SendDTMF plays
+// (dialed) and may press its own (press). No persona reacts to keys or
+// presses any yet; the package's tests are the hand on its keypad.
+const (
+	keyQueue  = 16
+	maxDialed = 64
+)
 
 // said is one answer of the persona: text on a text line, μ-law audio on
 // an audio line; hangup ends the call after it.
@@ -69,19 +87,16 @@ type said struct {
 }
 
 var (
-	_ telephony.TextLine = (*personaLine)(nil)
-	_ interface {
-		SpeechStarted()
-		SpeechStopped()
-		AudioStart(string)
-		AudioDone(string)
-		AudioClear(string, int64)
-	} = (*personaLine)(nil) // callrun.AudioEvents
+	_ telephony.Line = (*personaLine)(nil)
+	// The events the line overrides, named through the interface: a
+	// rename in telephony must fail here, not leave the persona deaf
+	// behind the embedded no-op.
+	_ = []any{telephony.Listener.TurnDone, telephony.Listener.AudioDone, telephony.Listener.AudioClear}
 )
 
 // newLine makes the line of an answered call to destination to.
 func (n *Network) newLine(to string) *personaLine {
-	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), ended: make(chan struct{}), log: n.log, release: func() {}}
+	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), keys: make(chan byte, keyQueue), ended: make(chan struct{}), log: n.log, release: func() {}}
 	lc := n.cfg.Lines
 	if lc.Ear != nil && lc.Mouth != nil {
 		select {
@@ -94,6 +109,12 @@ func (n *Network) newLine(to string) *personaLine {
 		}
 	}
 	return l
+}
+
+// Capabilities: a keypad (simulated: see press) and transfer (the sandbox
+// accepts every transfer).
+func (l *personaLine) Capabilities() telephony.Capabilities {
+	return telephony.Capabilities{Keypad: true, Transfer: true}
 }
 
 func (l *personaLine) Format() audio.Format { return l.format }
@@ -120,7 +141,37 @@ func (l *personaLine) Hangup(context.Context) error {
 
 func (l *personaLine) Clear() {}
 
-func (l *personaLine) SendDTMF(context.Context, string) error { return nil }
+// SendDTMF plays digits to the far party, which hears them (dialed) at
+// once.
+func (l *personaLine) SendDTMF(_ context.Context, digits string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.dialed = append(l.dialed, digits...)
+		if n := len(l.dialed); n > maxDialed {
+			l.dialed = append(l.dialed[:0], l.dialed[n-maxDialed:]...)
+		}
+	}
+	return nil
+}
+
+// press is the far party pressing keys, which Receive hands on; keys past
+// a full queue are dropped.
+func (l *personaLine) press(keys string) {
+	for i := 0; i < len(keys); i++ {
+		select {
+		case l.keys <- keys[i]:
+		default:
+		}
+	}
+}
+
+// heardKeys is what the far party heard of SendDTMF.
+func (l *personaLine) heardKeys() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.dialed)
+}
 
 func (l *personaLine) Transfer(ctx context.Context, destination string) error {
 	// The sandbox accepts every transfer: the persona is handed over.
@@ -138,8 +189,13 @@ func (l *personaLine) Receive(ctx context.Context, rx telephony.Receiver) teleph
 
 // --- text line ---
 
-// Heard is one assistant turn: the persona answers after its pause.
-func (l *personaLine) Heard(text string) {
+// TurnDone is one finished assistant turn. On a text line the persona
+// answers it after its pause; on an audio line the turn comes from the
+// voice pipeline and the persona hears its audio instead.
+func (l *personaLine) TurnDone(_, text string, _ bool) {
+	if l.format != (audio.Format{}) {
+		return
+	}
 	say, hangup := l.persona.Reply(text)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -161,6 +217,8 @@ func (l *personaLine) receiveText(ctx context.Context, rx telephony.Receiver) te
 			return telephony.End{}
 		case <-l.ended:
 			return l.end
+		case d := <-l.keys:
+			rx.DTMF(d)
 		case s := <-l.said:
 			if s.text != "" {
 				rx.Text(s.text)
@@ -195,10 +253,6 @@ func (l *personaLine) Write(frame []byte) error {
 	}
 	return nil
 }
-
-func (l *personaLine) SpeechStarted()    {}
-func (l *personaLine) SpeechStopped()    {}
-func (l *personaLine) AudioStart(string) {}
 
 // AudioDone and AudioClear: the assistant stopped talking; the ear's
 // final follows.
@@ -259,6 +313,14 @@ func (l *personaLine) receiveAudio(ctx context.Context, rx telephony.Receiver) t
 		case <-l.ended:
 			return errors.New("ended")
 		default:
+		}
+		for pressed := true; pressed; {
+			select {
+			case d := <-l.keys:
+				rx.DTMF(d)
+			default:
+				pressed = false
+			}
 		}
 		rx.Audio(f)
 		return nil

@@ -2,13 +2,18 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"switchboard/internal/audio"
+	"switchboard/internal/leaktest"
+	"switchboard/internal/speech"
 	"switchboard/internal/telephony"
+	"switchboard/internal/telephony/linetest"
+	"switchboard/internal/voice/voicetest"
 )
 
 // texts is a Receiver that keeps what the persona says.
@@ -18,6 +23,9 @@ func (texts) Audio([]byte)       {}
 func (texts) DTMF(byte)          {}
 func (t texts) Text(s string)    { t <- s }
 func (texts) Mark(string, int64) {}
+func (texts) StartAudio(audio.Format) error {
+	return errors.New("the persona's line does not turn audio on")
+}
 
 // TestLinesHandOver: with Lines, an answered call's event carries a text
 // line (no speech engines); the persona answers each turn it hears, a
@@ -51,7 +59,7 @@ func TestLinesHandOver(t *testing.T) {
 	rx := make(texts, 4)
 	ended := make(chan telephony.End, 1)
 	go func() { ended <- l.Receive(context.Background(), rx) }()
-	l.(telephony.TextLine).Heard("Hi! What day would suit you?")
+	l.TurnDone("turn_1", "Hi! What day would suit you?", false)
 	select {
 	case s := <-rx:
 		if s == "" {
@@ -88,4 +96,139 @@ func TestLinesHandOver(t *testing.T) {
 	if s := strings.Join(kinds, " "); s != want {
 		t.Errorf("events %s, want %s", s, want)
 	}
+}
+
+// TestLineConformance runs the line conformance suite on the persona's
+// lines: the text line (no speech engines: the persona answers each
+// finished turn) and the audio line (μ-law in real time, with fake engines
+// for the persona's ear and mouth). The far party is the persona: it hangs
+// up by its script (it hears "goodbye" and answers "Thanks, bye!"), and
+// the tests press its keys and read what it heard of ours.
+func TestLineConformance(t *testing.T) {
+	t.Run("text", func(t *testing.T) {
+		linetest.Run(t, func(t *testing.T) linetest.Case { return personaCall(t, nil) })
+	})
+	t.Run("audio", func(t *testing.T) {
+		linetest.Run(t, func(t *testing.T) linetest.Case { return personaCall(t, newEar()) })
+	})
+}
+
+// personaCall places a sandbox call to Alex and returns its line; with
+// ear, an audio line whose persona hears through it.
+func personaCall(t *testing.T, ear *fakeEar) linetest.Case {
+	t.Helper()
+	leaktest.Check(t)
+	lines := make(chan telephony.Line, 1)
+	cfg := Config{RingTime: time.Millisecond, Lines: &Lines{Think: time.Millisecond}}
+	if ear != nil {
+		cfg.Lines.Ear, cfg.Lines.Mouth = ear, &voicetest.Synthesizer{WordDuration: 100 * time.Millisecond}
+	}
+	n := started(t, cfg, func(e telephony.Event) {
+		if e.Line != nil {
+			lines <- e.Line
+		}
+	})
+	if err := n.Place(t.Context(), telephony.PlaceRequest{CallID: "call_1", To: "+14155551234"}); err != nil {
+		t.Fatalf("Place: %v", err)
+	}
+	var l *personaLine
+	select {
+	case line := <-lines:
+		l = line.(*personaLine)
+	case <-time.After(linetest.Timeout):
+		t.Fatal("no line was handed over")
+	}
+	c := linetest.Case{Line: l, Far: &persona{l: l, ear: ear}, HungUp: endCustomer}
+	if ear != nil {
+		c.Frame = silenceMulaw
+	}
+	return c
+}
+
+// persona is the far party of a sandbox call.
+type persona struct {
+	l   *personaLine
+	ear *fakeEar // nil: a text line
+}
+
+var _ linetest.Far = (*persona)(nil)
+
+// Hangup makes the persona hear a goodbye: it answers and hangs up. On a
+// text line it is the assistant's finished turn; on an audio line, what its
+// ear recognizes.
+func (p *persona) Hangup(*testing.T) {
+	if p.ear == nil {
+		p.l.TurnDone("turn_bye", "Thanks for calling, goodbye!", false)
+		return
+	}
+	p.ear.hear("Thanks for calling, goodbye!")
+}
+
+func (p *persona) Gone(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.l.ended:
+	case <-time.After(linetest.Timeout):
+		t.Fatalf("the persona's side did not end within %v", linetest.Timeout)
+	}
+}
+
+func (p *persona) Press(_ *testing.T, keys string) { p.l.press(keys) }
+
+func (p *persona) Keys(_ *testing.T, n int) string {
+	deadline := time.Now().Add(linetest.Timeout)
+	for len(p.l.heardKeys()) < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return p.l.heardKeys()
+}
+
+// fakeEar is the persona's recognizer on an audio line: it recognizes
+// what the test says it hears (hear), as a final, whatever the audio.
+type fakeEar struct {
+	heard chan string
+}
+
+func newEar() *fakeEar { return &fakeEar{heard: make(chan string, 4)} }
+
+func (e *fakeEar) hear(text string) { e.heard <- text }
+
+func (e *fakeEar) Name() string { return "fake-ear" }
+
+func (e *fakeEar) Start(ctx context.Context, _ speech.TranscribeOptions) (speech.TranscribeStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	st := &earStream{results: make(chan speech.Transcript), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(st.done)
+		defer close(st.results)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case text := <-e.heard:
+				select {
+				case st.results <- speech.Transcript{Text: text, Final: true}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return st, nil
+}
+
+type earStream struct {
+	results chan speech.Transcript
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func (s *earStream) Write([]int16) error               { return nil }
+func (s *earStream) Finish() error                     { return nil }
+func (s *earStream) Results() <-chan speech.Transcript { return s.results }
+func (s *earStream) Err() error                        { return nil }
+func (s *earStream) Close() error {
+	s.cancel()
+	<-s.done
+	return nil
 }

@@ -305,7 +305,15 @@ func (ss *session) play(ctx context.Context) {
 			ss.queue = ss.queue[1:]
 		}
 	}
-	digit, ok := ss.detect.frame(played)
+	// A tick with nothing to play (the server's next frame is late, as on
+	// a loaded machine) is no frame of the server's audio: it neither
+	// ends a key nor starts one, or a tone with a late frame in it would
+	// be heard as the key pressed twice.
+	var digit byte
+	var ok bool
+	if len(played) > 0 {
+		digit, ok = ss.detect.frame(played)
+	}
 	ss.mu.Unlock()
 	if len(played) > 0 || ok {
 		ss.c.update(func(st *State) {

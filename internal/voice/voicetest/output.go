@@ -132,7 +132,7 @@ func (o *Output) AudioClear(turnID string, playedMs int64) {
 	o.addLocked(Event{Kind: "audio.clear", TurnID: turnID, PlayedMs: playedMs})
 }
 
-// AudioPause implements voice.Pauser.
+// AudioPause records a barge-in pause.
 func (o *Output) AudioPause(turnID string, playedMs int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -143,7 +143,7 @@ func (o *Output) AudioPause(turnID string, playedMs int64) {
 	o.addLocked(Event{Kind: "audio.pause", TurnID: turnID, PlayedMs: playedMs})
 }
 
-// AudioResume implements voice.Pauser.
+// AudioResume records the end of a pause.
 func (o *Output) AudioResume(turnID string, playedMs int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -68,6 +68,9 @@ func (c *call) Audio(b []byte) {
 func (c *call) DTMF(byte)          {}
 func (c *call) Text(string)        {}
 func (c *call) Mark(string, int64) {}
+func (c *call) StartAudio(audio.Format) error {
+	return errors.New("benchsip: a SIP line has its audio from the start")
+}
 
 // runSIP places o.calls calls to SIPp, holds them for o.hold with the
 // pacers writing speech, and hangs them up.

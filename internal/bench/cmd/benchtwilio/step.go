@@ -97,6 +97,9 @@ func (c *call) Audio([]byte) {
 
 func (c *call) DTMF(byte)   {}
 func (c *call) Text(string) {}
+func (c *call) StartAudio(audio.Format) error {
+	return errors.New("benchtwilio: a Twilio line has its audio from the start")
+}
 
 // Mark measures how long after its frame was handed to Write the fake's
 // echo of a mark reached Receive: the fake plays 20 ms a tick and echoes
@@ -111,10 +114,6 @@ func (c *call) Mark(turn string, ms int64) {
 	at, ok := c.sch.sentAt(ms/20 - 1)
 	w.mark(time.Since(at), ok)
 }
-
-// turnLine is the call runtime's view of a line that reports playback
-// (callrun's AudioEvents, structurally).
-type turnLine interface{ AudioStart(turnID string) }
 
 // runTwilio places n calls through the provider to the fake Twilio, holds
 // them for o.hold with the pacers writing speech, and hangs them up.
@@ -245,9 +244,7 @@ func runTwilio(o options, n int) (result, error) {
 				pending--
 				r.answered++
 				c := &call{line: ev.Line, sid: ev.ProviderCallID, sch: &sched{m: m}}
-				if tl, ok := ev.Line.(turnLine); ok {
-					tl.AudioStart(benchTurn)
-				}
+				ev.Line.AudioStart(benchTurn) // the line marks the turn's frames
 				c.pacer = audio.NewPacer(bench.HighWater, func(b []byte) error {
 					c.sch.frame(time.Now())
 					if err := ev.Line.Write(b); err != nil {

@@ -155,6 +155,8 @@ func (o *out) Transcript(string, string, string, bool) {}
 func (o *out) Ended(call.Outcome, string)              {}
 func (o *out) SpeechStarted()                          {}
 func (o *out) SpeechStopped()                          {}
+func (o *out) AudioPause(string, int64)                {}
+func (o *out) AudioResume(string, int64)               {}
 func (o *out) AudioStart(string) {
 	o.started = false
 	if w := o.m.cur.Load(); w != nil {
