@@ -291,6 +291,13 @@ func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony
 	close(ss.rxReady)
 	select {
 	case e := <-ss.ended:
+		// The runtime's hang-up closes the socket, which ends the line
+		// too: once the runtime has hung up, its end is the one.
+		select {
+		case <-ss.hungUp:
+			return telephony.End{}
+		default:
+		}
 		return e
 	case <-ss.hungUp:
 		return telephony.End{}
