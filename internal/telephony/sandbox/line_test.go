@@ -43,6 +43,7 @@ func TestLinesHandOver(t *testing.T) {
 			lines <- e.Line
 		}
 	})
+	t.Cleanup(func() { _ = n.Close() })
 	defer n.Close()
 	if err := n.Place(t.Context(), telephony.PlaceRequest{CallID: "c1", To: "+14155551234"}); err != nil {
 		t.Fatal(err)
@@ -128,6 +129,7 @@ func personaCall(t *testing.T, ear *fakeEar) linetest.Case {
 			lines <- e.Line
 		}
 	})
+	t.Cleanup(func() { _ = n.Close() })
 	if err := n.Place(t.Context(), telephony.PlaceRequest{CallID: "call_1", To: "+14155551234"}); err != nil {
 		t.Fatalf("Place: %v", err)
 	}
