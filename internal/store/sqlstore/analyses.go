@@ -22,7 +22,7 @@ func scanAnalysis(sc interface{ Scan(...any) error }) (store.Analysis, error) {
 // GetAnalysis reads a call's analysis.
 func (s *Store) GetAnalysis(ctx context.Context, orgID, callID string) (store.Analysis, error) {
 	a, err := scanAnalysis(s.row(ctx, s.r, `SELECT `+analysisCols+` FROM analyses WHERE org_id = ? AND call_id = ?`, orgID, callID))
-	return a, notFound(err, "analysis")
+	return a, wrap("GetAnalysis", notFound(err, "analysis"))
 }
 
 // ClaimAnalyses leases pending analyses whose lease expired.
@@ -40,13 +40,13 @@ func (s *Store) ClaimAnalyses(ctx context.Context, now time.Time, lease time.Dur
 		}, store.AnalysisPending, ms(now))
 		return err
 	})
-	return out, err
+	return out, wrap("ClaimAnalyses", err)
 }
 
 // FinishAnalysis stores a claimed analysis's outcome. It filters by the
 // organization too: the events are queued for a.OrgID's endpoints.
 func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("FinishAnalysis", s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, `UPDATE analyses SET state = ?, result = ?, error = ?, locked_until = 0, updated_at = ? WHERE call_id = ? AND org_id = ? AND state = ?`,
 			a.State, string(a.Result), a.Error, ms(a.UpdatedAt), a.CallID, a.OrgID, store.AnalysisPending)
 		if err := affected(res, err, "pending analysis"); err != nil {
@@ -56,5 +56,5 @@ func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...
 			return err
 		}
 		return s.queueEvents(ctx, tx, a.OrgID, events)
-	})
+	}))
 }

@@ -16,11 +16,11 @@ import (
 func (s *Store) CreateAssistant(ctx context.Context, a assistant.Assistant) error {
 	cfg, err := json.Marshal(a)
 	if err != nil {
-		return err
+		return wrap("CreateAssistant", err)
 	}
 	_, err = s.exec(ctx, s.w, `INSERT INTO assistants (id, org_id, name, config, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		a.ID, a.OrgID, a.Name, string(cfg), ms(a.CreatedAt), ms(a.UpdatedAt))
-	return err
+	return wrap("CreateAssistant", err)
 }
 
 func scanAssistant(sc interface{ Scan(...any) error }) (assistant.Assistant, error) {
@@ -48,41 +48,41 @@ func scanAssistant(sc interface{ Scan(...any) error }) (assistant.Assistant, err
 // GetAssistant reads one of the organization's assistants.
 func (s *Store) GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error) {
 	a, err := scanAssistant(s.row(ctx, s.r, `SELECT org_id, config FROM assistants WHERE org_id = ? AND id = ?`, orgID, id))
-	return a, notFound(err, "assistant")
+	return a, wrap("GetAssistant", notFound(err, "assistant"))
 }
 
 // ListAssistants lists the organization's assistants, newest first.
 func (s *Store) ListAssistants(ctx context.Context, orgID string, p store.Page) ([]assistant.Assistant, int, error) {
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM assistants WHERE org_id = ?`, orgID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListAssistants", err)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT org_id, config FROM assistants WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		orgID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListAssistants", err)
 	}
 	defer rows.Close()
 	out := []assistant.Assistant{}
 	for rows.Next() {
 		a, err := scanAssistant(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListAssistants", err)
 		}
 		out = append(out, a)
 	}
-	return out, total, rows.Err()
+	return out, total, wrap("ListAssistants", rows.Err())
 }
 
 // UpdateAssistant replaces an assistant's configuration.
 func (s *Store) UpdateAssistant(ctx context.Context, a assistant.Assistant) error {
 	cfg, err := json.Marshal(a)
 	if err != nil {
-		return err
+		return wrap("UpdateAssistant", err)
 	}
 	res, err := s.exec(ctx, s.w, `UPDATE assistants SET name = ?, config = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
 		a.Name, string(cfg), ms(a.UpdatedAt), a.OrgID, a.ID)
-	return affected(res, err, "assistant")
+	return wrap("UpdateAssistant", affected(res, err, "assistant"))
 }
 
 // DeleteAssistant deletes an assistant that no held number uses.
@@ -92,7 +92,7 @@ func (s *Store) UpdateAssistant(ctx context.Context, a assistant.Assistant) erro
 // holding the row (FOR SHARE) to commit, so the check then sees its
 // allocation; checking first would let both commit.
 func (s *Store) DeleteAssistant(ctx context.Context, orgID, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("DeleteAssistant", s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM assistants WHERE org_id = ? AND id = ?`, orgID, id)
 		if err := affected(res, err, "assistant"); err != nil {
 			return err
@@ -107,7 +107,7 @@ func (s *Store) DeleteAssistant(ctx context.Context, orgID, id string) error {
 			return err
 		}
 		return nil
-	})
+	}))
 }
 
 // AssistantNames reads the names of the organization's assistants among
@@ -122,19 +122,19 @@ func (s *Store) AssistantNames(ctx context.Context, orgID string, ids []string) 
 		}
 		rows, err := s.query(ctx, s.r, `SELECT id, name FROM assistants WHERE org_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
 		if err != nil {
-			return nil, err
+			return nil, wrap("AssistantNames", err)
 		}
 		for rows.Next() {
 			var id, name string
 			if err := rows.Scan(&id, &name); err != nil {
 				rows.Close()
-				return nil, err
+				return nil, wrap("AssistantNames", err)
 			}
 			out[id] = name
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, err
+			return nil, wrap("AssistantNames", err)
 		}
 	}
 	return out, nil

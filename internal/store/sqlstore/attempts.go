@@ -49,26 +49,26 @@ func (s *Store) attempts(ctx context.Context, q querier, where string, args ...a
 func (s *Store) GetAttempt(ctx context.Context, id string) (schedule.Attempt, schedule.Schedule, error) {
 	as, err := s.attempts(ctx, s.r, `a.id = ?`, id)
 	if err != nil {
-		return schedule.Attempt{}, schedule.Schedule{}, err
+		return schedule.Attempt{}, schedule.Schedule{}, wrap("GetAttempt", err)
 	}
 	if len(as) == 0 {
 		return schedule.Attempt{}, schedule.Schedule{}, apperr.NotFoundf("attempt not found")
 	}
 	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules WHERE id = ?`, as[0].ScheduleID))
-	return as[0], sc, notFound(err, "schedule")
+	return as[0], sc, wrap("GetAttempt", notFound(err, "schedule"))
 }
 
 // FailAttempt marks a pending attempt failed.
 func (s *Store) FailAttempt(ctx context.Context, id, reason string, at time.Time) error {
 	res, err := s.exec(ctx, s.w, `UPDATE attempts SET state = 'failed', error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`, reason, ms(at), id)
-	return affected(res, err, "pending attempt")
+	return wrap("FailAttempt", affected(res, err, "pending attempt"))
 }
 
 // LeasedAttempts counts pending attempts whose lease runs past now.
 func (s *Store) LeasedAttempts(ctx context.Context, now time.Time) (int, error) {
 	var n int
 	err := s.row(ctx, s.r, `SELECT COUNT(*) FROM attempts WHERE state = 'pending' AND leased_until > ?`, ms(now)).Scan(&n)
-	return n, err
+	return n, wrap("LeasedAttempts", err)
 }
 
 // ClaimDials holds handed-out attempts for a node's dialer, each with its
@@ -83,7 +83,7 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, wrap("ClaimDials", err)
 	}
 	// The attempts are picked alone (up to MaxLeased are handed out; a
 	// claim takes a few hundred), then joined to their number and phone.
@@ -107,7 +107,7 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 		}, ms(now), ms(now))
 		return err
 	})
-	return out, err
+	return out, wrap("ClaimDials", err)
 }
 
 // storedTry is a Try as stored in attempts.tries (times in Unix ms).
@@ -208,7 +208,7 @@ func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Dur
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, wrap("LeaseAttempts", err)
 	}
 	var out []schedule.Attempt
 	err = s.tx(ctx, func(tx *sql.Tx) error {
@@ -285,7 +285,7 @@ func (s *Store) LeaseAttempts(ctx context.Context, now time.Time, lease time.Dur
 		}
 		return nil
 	})
-	return out, err
+	return out, wrap("LeaseAttempts", err)
 }
 
 func keyOf(key string, c leaseCandidate) string {
@@ -379,7 +379,7 @@ var handOut = claim{Table: "attempts", Key: "id", Lease: "leased_until", Count: 
 
 // EndAttemptCall saves the call and, when it has just ended, does end to its attempt.
 func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("EndAttemptCall", s.tx(ctx, func(tx *sql.Tx) error {
 		deltas, err := s.updateCall(ctx, tx, c, prev, events)
 		if err != nil {
 			return err
@@ -388,7 +388,7 @@ func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Statu
 			return err
 		}
 		return s.bumpCounts(ctx, tx, deltas) // last: see updateCall
-	})
+	}))
 }
 
 // retryAttempt does end to the attempt of a call that has just ended: a

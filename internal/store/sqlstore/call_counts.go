@@ -126,7 +126,7 @@ func (c orgCounts) version() [2]int64 {
 func (s *Store) CallCounts(ctx context.Context) (map[call.Status]int64, error) {
 	rows, err := s.query(ctx, s.r, `SELECT status, SUM(n) FROM call_counts GROUP BY status`)
 	if err != nil {
-		return nil, err
+		return nil, wrap("CallCounts", err)
 	}
 	defer rows.Close()
 	out := map[call.Status]int64{}
@@ -134,9 +134,9 @@ func (s *Store) CallCounts(ctx context.Context) (map[call.Status]int64, error) {
 		var st int
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
+			return nil, wrap("CallCounts", err)
 		}
 		out[call.Status(st)] = n
 	}
-	return out, rows.Err()
+	return out, wrap("CallCounts", rows.Err())
 }

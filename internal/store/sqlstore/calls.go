@@ -37,13 +37,13 @@ func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 // GetCall reads one of the organization's calls.
 func (s *Store) GetCall(ctx context.Context, orgID, id string) (call.Call, error) {
 	c, err := scanCall(s.row(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE org_id = ? AND id = ?`, orgID, id))
-	return c, notFound(err, "call")
+	return c, wrap("GetCall", notFound(err, "call"))
 }
 
 // GetCallAnyOrg reads a call by id alone.
 func (s *Store) GetCallAnyOrg(ctx context.Context, id string) (call.Call, error) {
 	c, err := scanCall(s.row(ctx, s.r, `SELECT `+callCols+` FROM calls WHERE id = ?`, id))
-	return c, notFound(err, "call")
+	return c, wrap("GetCallAnyOrg", notFound(err, "call"))
 }
 
 // GetCallsAnyOrg reads calls by id alone, 500 to a statement.
@@ -56,7 +56,7 @@ func (s *Store) GetCallsAnyOrg(ctx context.Context, ids []string) ([]call.Call, 
 		}
 		cs, err := s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE id IN (`+placeholders(len(chunk))+`)`, args...)
 		if err != nil {
-			return nil, err
+			return nil, wrap("GetCallsAnyOrg", err)
 		}
 		out = append(out, cs...)
 	}
@@ -103,7 +103,7 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 	// totals and a version of all its calls (see pageCache).
 	counts, err := s.callCounts(ctx, orgID)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListCalls", err)
 	}
 	key := pageKey{org: orgID, cond: cond + " number " + f.Number, args: fmt.Sprint(args...), page: f.Page.Page, size: f.PageSize}
 	if e, ok := s.pages.get(key, counts.version()); ok {
@@ -120,11 +120,11 @@ func (s *Store) ListCalls(ctx context.Context, orgID string, f store.CallFilter)
 		err = s.row(ctx, s.r, `SELECT COUNT(*) FROM calls WHERE `+cond, args...).Scan(&total)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListCalls", err)
 	}
 	if f.Number == "" {
 		if out, err = s.listPage(ctx, cond, args, f, total); err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListCalls", err)
 		}
 	}
 	s.pages.put(key, counts.version(), pageEntry{calls: slices.Clone(out), total: total})
@@ -262,7 +262,7 @@ func resultJSON(r call.Result) string {
 
 // UpdateCall saves one call: UpdateCalls of one.
 func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
-	return only(s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}))
+	return wrap("UpdateCall", only(s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}})))
 }
 
 // UpdateCalls saves calls, each if its stored status is still its Prev, in
@@ -281,7 +281,7 @@ func (s *Store) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error
 		return s.bumpCounts(ctx, tx, deltas)
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrap("UpdateCalls", err)
 	}
 	return errs, nil
 }
@@ -389,7 +389,7 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 
 // SetCallRecording records that the call has a recording at path.
 func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("SetCallRecording", s.tx(ctx, func(tx *sql.Tx) error {
 		var typ string
 		var status int
 		err := s.row(ctx, tx, `SELECT type, status FROM calls WHERE org_id = ? AND id = ?`, orgID, callID).Scan(&typ, &status)
@@ -401,12 +401,13 @@ func (s *Store) SetCallRecording(ctx context.Context, orgID, callID, path string
 		}
 		// The listing shows recordingUrl: move the organization's call version (see pageCache).
 		return s.bumpCounts(ctx, tx, []countDelta{s.delta(call.Call{ID: callID, OrgID: orgID, Type: call.Type(typ)}, call.Status(status), 0, 1)})
-	})
+	}))
 }
 
 // StaleCalls lists live calls not updated since before.
 func (s *Store) StaleCalls(ctx context.Context, before time.Time, limit int) ([]call.Call, error) {
-	return s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+	cs, err := s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND updated_at < ? ORDER BY updated_at LIMIT ?`, ms(before), limit)
+	return cs, wrap("StaleCalls", err)
 }
 
 // queryCalls reads the calls a query of callCols selects, on the readers.
@@ -429,7 +430,7 @@ func (s *Store) queryCalls(ctx context.Context, query string, args ...any) ([]ca
 
 // CreateCall stores one call: CreateCalls of one.
 func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
-	return only(s.CreateCalls(ctx, []store.NewCall{{Call: c, Suppressed: suppressed}}))
+	return wrap("CreateCall", only(s.CreateCalls(ctx, []store.NewCall{{Call: c, Suppressed: suppressed}})))
 }
 
 // only is the outcome of a batch of one: the batch's error, else its
@@ -463,7 +464,7 @@ func (s *Store) CreateCalls(ctx context.Context, ncs []store.NewCall) ([]error, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrap("CreateCalls", err)
 	}
 	return errs, nil
 }

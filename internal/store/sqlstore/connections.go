@@ -61,7 +61,7 @@ func (s *Store) CreateConnection(ctx context.Context, c phone.Connection) error 
 		// A Twilio account in the SIP columns (migration 00007).
 		c.SIP = phone.SIPConnection{Username: c.Twilio.AccountSID, SealedPassword: c.Twilio.SealedAuthToken}
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreateConnection", s.tx(ctx, func(tx *sql.Tx) error {
 		sealed := ""
 		if len(c.SIP.SealedPassword) > 0 {
 			sealed = base64.StdEncoding.EncodeToString(c.SIP.SealedPassword)
@@ -104,26 +104,26 @@ func (s *Store) CreateConnection(ctx context.Context, c phone.Connection) error 
 				Message: "a number of the connection is already on another connection: inbound calls to it must reach one organization", Fields: taken}
 		}
 		return nil
-	})
+	}))
 }
 
 // GetConnection reads one of the organization's connections.
 func (s *Store) GetConnection(ctx context.Context, orgID, id string) (phone.Connection, error) {
 	c, err := scanConnection(s.row(ctx, s.r, `SELECT `+connectionCols+` FROM phone_connections WHERE org_id = ? AND id = ?`, orgID, id))
-	return c, notFound(err, "connection")
+	return c, wrap("GetConnection", notFound(err, "connection"))
 }
 
 // GetConnectionAnyOrg reads a connection by id, whoever's it is.
 func (s *Store) GetConnectionAnyOrg(ctx context.Context, id string) (phone.Connection, error) {
 	c, err := scanConnection(s.row(ctx, s.r, `SELECT `+connectionCols+` FROM phone_connections WHERE id = ?`, id))
-	return c, notFound(err, "connection")
+	return c, wrap("GetConnectionAnyOrg", notFound(err, "connection"))
 }
 
 // ListConnections lists the organization's connections, newest first.
 func (s *Store) ListConnections(ctx context.Context, orgID string, p store.Page) ([]phone.Connection, int, error) {
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM phone_connections WHERE org_id = ?`, orgID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListConnections", err)
 	}
 	out := []phone.Connection{}
 	if p.Offset() >= total {
@@ -132,17 +132,17 @@ func (s *Store) ListConnections(ctx context.Context, orgID string, p store.Page)
 	rows, err := s.query(ctx, s.r, `SELECT `+connectionCols+` FROM phone_connections WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		orgID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListConnections", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		c, err := scanConnection(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListConnections", err)
 		}
 		out = append(out, c)
 	}
-	return out, total, rows.Err()
+	return out, total, wrap("ListConnections", rows.Err())
 }
 
 // DeleteConnection frees the connection's numbers, then deletes it unless
@@ -151,7 +151,7 @@ func (s *Store) ListConnections(ctx context.Context, orgID string, p store.Page)
 // (which reads one of them FOR SHARE): that purchase either committed
 // before (and is found below) or finds its row gone.
 func (s *Store) DeleteConnection(ctx context.Context, orgID, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("DeleteConnection", s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.exec(ctx, tx, `UPDATE phone_connections SET updated_at = updated_at WHERE org_id = ? AND id = ?`, orgID, id); err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (s *Store) DeleteConnection(ctx context.Context, orgID, id string) error {
 		}
 		res, err := s.exec(ctx, tx, `DELETE FROM phone_connections WHERE org_id = ? AND id = ?`, orgID, id)
 		return affected(res, err, "connection")
-	})
+	}))
 }
 
 // ConnectionNumbers lists the organization's numbers on connections of a
@@ -193,18 +193,18 @@ func (s *Store) ConnectionNumbers(ctx context.Context, orgID, provider string) (
 		WHERE n.org_id = ? AND n.provider = ?
 		ORDER BY c.created_at, c.id, n.seq`, orgID, provider)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ConnectionNumbers", err)
 	}
 	defer rows.Close()
 	out := []phone.ConnectionNumber{}
 	for rows.Next() {
 		var n phone.ConnectionNumber
 		if err := rows.Scan(&n.Number, &n.ConnectionID, &n.PurchaseID); err != nil {
-			return nil, err
+			return nil, wrap("ConnectionNumbers", err)
 		}
 		out = append(out, n)
 	}
-	return out, rows.Err()
+	return out, wrap("ConnectionNumbers", rows.Err())
 }
 
 // FindInboundNumber finds the held purchase of a number on a connection of
@@ -213,11 +213,11 @@ func (s *Store) FindInboundNumber(ctx context.Context, provider, number string) 
 	p, err := scanPurchase(s.row(ctx, s.r, `SELECT `+purchaseCols+` FROM purchases WHERE provider = ? AND number = ? AND released_at = 0 AND connection_id <> ''`,
 		provider, number))
 	if err != nil {
-		return phone.Purchase{}, phone.Connection{}, notFound(err, "purchased number")
+		return phone.Purchase{}, phone.Connection{}, wrap("FindInboundNumber", notFound(err, "purchased number"))
 	}
 	c, err := s.GetConnection(ctx, p.OrgID, p.ConnectionID)
 	if err != nil {
-		return phone.Purchase{}, phone.Connection{}, err
+		return phone.Purchase{}, phone.Connection{}, wrap("FindInboundNumber", err)
 	}
 	return p, c, nil
 }

@@ -39,7 +39,7 @@ func (s *Store) AddContacts(ctx context.Context, orgID, purchaseID string, cs []
 		}
 		return nil
 	})
-	return created, dups, err
+	return created, dups, wrap("AddContacts", err)
 }
 
 const contactCols = `id, org_id, purchase_id, name, phone_number, timezone, metadata, created_at`
@@ -60,44 +60,44 @@ func scanContact(sc interface{ Scan(...any) error }) (phone.Contact, error) {
 // ListContacts lists a purchase's contacts in the order they were added.
 func (s *Store) ListContacts(ctx context.Context, orgID, purchaseID string, p store.Page) ([]phone.Contact, int, error) {
 	if _, err := s.getPurchase(ctx, s.r, orgID, purchaseID); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListContacts", err)
 	}
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM contacts WHERE purchase_id = ?`, purchaseID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListContacts", err)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT `+contactCols+` FROM contacts WHERE org_id = ? AND purchase_id = ? ORDER BY seq LIMIT ? OFFSET ?`,
 		orgID, purchaseID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListContacts", err)
 	}
 	defer rows.Close()
 	out := []phone.Contact{}
 	for rows.Next() {
 		c, err := scanContact(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListContacts", err)
 		}
 		out = append(out, c)
 	}
-	return out, total, rows.Err()
+	return out, total, wrap("ListContacts", rows.Err())
 }
 
 // DeleteContact removes a contact from a purchase.
 func (s *Store) DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("DeleteContact", s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.getPurchase(ctx, tx, orgID, purchaseID); err != nil {
 			return err
 		}
 		res, err := s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ? AND id = ?`, orgID, purchaseID, contactID)
 		return affected(res, err, "contact")
-	})
+	}))
 }
 
 // GetContact reads one contact.
 func (s *Store) GetContact(ctx context.Context, orgID, id string) (phone.Contact, error) {
 	c, err := scanContact(s.row(ctx, s.r, `SELECT `+contactCols+` FROM contacts WHERE org_id = ? AND id = ?`, orgID, id))
-	return c, notFound(err, "contact")
+	return c, wrap("GetContact", notFound(err, "contact"))
 }
 
 // ContactZones returns the timezones of the ids that are contacts of the purchase.
@@ -112,19 +112,19 @@ func (s *Store) ContactZones(ctx context.Context, orgID, purchaseID string, ids 
 		}
 		rows, err := s.query(ctx, s.r, `SELECT id, timezone FROM contacts WHERE org_id = ? AND purchase_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ContactZones", err)
 		}
 		for rows.Next() {
 			var id, tz string
 			if err := rows.Scan(&id, &tz); err != nil {
 				rows.Close()
-				return nil, err
+				return nil, wrap("ContactZones", err)
 			}
 			out[id] = tz
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, err
+			return nil, wrap("ContactZones", err)
 		}
 	}
 	return out, nil

@@ -73,9 +73,9 @@ func (s *Store) Writer() *sql.DB { return s.w }
 // Ping checks that both pools answer.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
-		return err
+		return wrap("Ping", err)
 	}
-	return s.r.PingContext(ctx)
+	return wrap("Ping", s.r.PingContext(ctx))
 }
 
 // Close closes the prepared statements and both pools.
@@ -88,7 +88,7 @@ func (s *Store) Close() error {
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}
-	return err
+	return wrap("Close", err)
 }
 
 // q rewrites a query for the dialect, once.
@@ -255,6 +255,34 @@ func fromMS(v int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(v).UTC()
+}
+
+// opError is an error as a store method returns it: named by the method,
+// so that a log line says which call failed; Unwrap gives the driver's
+// error (errors.Is and errors.As see through it).
+type opError struct {
+	method string
+	err    error
+}
+
+func (e *opError) Error() string { return "sqlstore: " + e.method + ": " + e.err.Error() }
+
+func (e *opError) Unwrap() error { return e.err }
+
+// wrap names method on err, the error a method of Store returns. nil, a
+// classified error (apperr: its message is the client's, and says what
+// failed) and one already named (a method that returns another's error)
+// pass as they are.
+func wrap(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var classified *apperr.Error
+	var named *opError
+	if errors.As(err, &classified) || errors.As(err, &named) {
+		return err
+	}
+	return &opError{method: method, err: err}
 }
 
 // notFound turns sql.ErrNoRows into apperr.NotFound.

@@ -92,7 +92,7 @@ func (s *Store) AddDNC(ctx context.Context, orgID string, entries []phone.DNCEnt
 		return s.liveCallsTo(ctx, tx, orgID, out)
 	})
 	if err != nil {
-		return store.DNCAdded{}, err
+		return store.DNCAdded{}, wrap("AddDNC", err)
 	}
 	return out, nil
 }
@@ -148,29 +148,29 @@ func (s *Store) ListDNC(ctx context.Context, orgID, search string, p store.Page)
 	}
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM dnc WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListDNC", err)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT `+dncCols+` FROM dnc WHERE `+cond+` ORDER BY created_at DESC, number DESC LIMIT ? OFFSET ?`,
 		append(args, p.PageSize, p.Offset())...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListDNC", err)
 	}
 	defer rows.Close()
 	out := []phone.DNCEntry{}
 	for rows.Next() {
 		e, err := scanDNC(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListDNC", err)
 		}
 		out = append(out, e)
 	}
-	return out, total, rows.Err()
+	return out, total, wrap("ListDNC", rows.Err())
 }
 
 // DeleteDNC takes a number off the list.
 func (s *Store) DeleteDNC(ctx context.Context, orgID, number string) error {
 	res, err := s.exec(ctx, s.w, `DELETE FROM dnc WHERE org_id = ? AND number = ?`, orgID, number)
-	return affected(res, err, "do-not-call number")
+	return wrap("DeleteDNC", affected(res, err, "do-not-call number"))
 }
 
 // suppressAttempt ends the pending attempt of a dial to a listed number

@@ -32,25 +32,25 @@ func (s *Store) ReserveIdempotency(ctx context.Context, orgID, key, hash string,
 		out = &rec
 		return nil
 	})
-	return out, err
+	return out, wrap("ReserveIdempotency", err)
 }
 
 // CompleteIdempotency stores the response for a reserved key.
 func (s *Store) CompleteIdempotency(ctx context.Context, orgID, key string, status int, body []byte) error {
 	_, err := s.exec(ctx, s.w, `UPDATE idempotency_keys SET status = ?, body = ? WHERE org_id = ? AND key = ?`, status, string(body), orgID, key)
-	return err
+	return wrap("CompleteIdempotency", err)
 }
 
 // ReleaseIdempotency forgets a reservation.
 func (s *Store) ReleaseIdempotency(ctx context.Context, orgID, key string) error {
 	_, err := s.exec(ctx, s.w, `DELETE FROM idempotency_keys WHERE org_id = ? AND key = ?`, orgID, key)
-	return err
+	return wrap("ReleaseIdempotency", err)
 }
 
 // PurgeIdempotency deletes old records.
 func (s *Store) PurgeIdempotency(ctx context.Context, before time.Time) error {
 	_, err := s.exec(ctx, s.w, `DELETE FROM idempotency_keys WHERE created_at < ?`, ms(before))
-	return err
+	return wrap("PurgeIdempotency", err)
 }
 
 var _ store.Store = (*Store)(nil)

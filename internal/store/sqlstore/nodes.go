@@ -25,38 +25,38 @@ func (s *Store) RegisterNode(ctx context.Context, n store.Node) error {
 		ON CONFLICT (id) DO UPDATE SET addr = excluded.addr, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at,
 		lease_until = excluded.lease_until, draining = excluded.draining`,
 		n.ID, n.Addr, ms(n.StartedAt), ms(n.HeartbeatAt), ms(n.LeaseUntil), n.Draining)
-	return err
+	return wrap("RegisterNode", err)
 }
 
 // RenewNode moves a node's heartbeat and lease.
 func (s *Store) RenewNode(ctx context.Context, id string, now, leaseUntil time.Time, draining bool) error {
 	res, err := s.exec(ctx, s.w, `UPDATE nodes SET heartbeat_at = ?, lease_until = ?, draining = ? WHERE id = ?`,
 		ms(now), ms(leaseUntil), draining, id)
-	return affected(res, err, "node")
+	return wrap("RenewNode", affected(res, err, "node"))
 }
 
 // GetNode reads one node.
 func (s *Store) GetNode(ctx context.Context, id string) (store.Node, error) {
 	n, err := scanNode(s.row(ctx, s.r, `SELECT `+nodeCols+` FROM nodes WHERE id = ?`, id))
-	return n, notFound(err, "node")
+	return n, wrap("GetNode", notFound(err, "node"))
 }
 
 // ListNodes lists the nodes whose lease runs past since, oldest first.
 func (s *Store) ListNodes(ctx context.Context, since time.Time) ([]store.Node, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+nodeCols+` FROM nodes WHERE lease_until > ? ORDER BY started_at, id`, ms(since))
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListNodes", err)
 	}
 	defer rows.Close()
 	var out []store.Node
 	for rows.Next() {
 		n, err := scanNode(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListNodes", err)
 		}
 		out = append(out, n)
 	}
-	return out, rows.Err()
+	return out, wrap("ListNodes", rows.Err())
 }
 
 // ClaimLease takes or renews a named lease with one conditional upsert:
@@ -79,7 +79,7 @@ func (s *Store) ClaimLease(ctx context.Context, name, holder string, now time.Ti
 		return s.row(ctx, tx, `SELECT name, holder, lease_until, term FROM leases WHERE name = ?`, name).Scan(&l.Name, &l.Holder, &until, &l.Term)
 	})
 	if err != nil {
-		return store.Lease{}, false, err
+		return store.Lease{}, false, wrap("ClaimLease", err)
 	}
 	l.LeaseUntil = fromMS(until)
 	return l, l.Holder == holder && l.LeaseUntil.After(now), nil
@@ -88,11 +88,12 @@ func (s *Store) ClaimLease(ctx context.Context, name, holder string, now time.Ti
 // ReleaseLease ends holder's lease called name, if it holds it.
 func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
 	_, err := s.exec(ctx, s.w, `UPDATE leases SET lease_until = 0 WHERE name = ? AND holder = ?`, name, holder)
-	return err
+	return wrap("ReleaseLease", err)
 }
 
 // OrphanedCalls lists live calls whose node has no running lease.
 func (s *Store) OrphanedCalls(ctx context.Context, now time.Time, limit int) ([]call.Call, error) {
-	return s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND node_id <> ''
+	cs, err := s.queryCalls(ctx, `SELECT `+callCols+` FROM calls WHERE status IN (0, 1, 2) AND node_id <> ''
 		AND node_id NOT IN (SELECT id FROM nodes WHERE lease_until > ?) ORDER BY created_at LIMIT ?`, ms(now), limit)
+	return cs, wrap("OrphanedCalls", err)
 }

@@ -24,7 +24,7 @@ func (s *Store) CreateOperator(ctx context.Context, op operator.Operator) error 
 	if err != nil && s.d.IsUnique(err) {
 		return apperr.Conflictf("an operator with email %s already exists", op.Email)
 	}
-	return err
+	return wrap("CreateOperator", err)
 }
 
 const operatorCols = `id, org_id, email, name, password_hash, created_at`
@@ -43,41 +43,41 @@ func scanOperator(sc interface{ Scan(...any) error }) (operator.Operator, error)
 // GetOperatorByEmail reads an operator by its normalized email.
 func (s *Store) GetOperatorByEmail(ctx context.Context, email string) (operator.Operator, error) {
 	op, err := scanOperator(s.row(ctx, s.r, `SELECT `+operatorCols+` FROM operators WHERE email = ?`, email))
-	return op, notFound(err, "operator")
+	return op, wrap("GetOperatorByEmail", notFound(err, "operator"))
 }
 
 // ListOperators lists an organization's operators, oldest first.
 func (s *Store) ListOperators(ctx context.Context, orgID string) ([]operator.Operator, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+operatorCols+` FROM operators WHERE org_id = ? ORDER BY created_at, id`, orgID)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListOperators", err)
 	}
 	defer rows.Close()
 	var out []operator.Operator
 	for rows.Next() {
 		op, err := scanOperator(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListOperators", err)
 		}
 		out = append(out, op)
 	}
-	return out, rows.Err()
+	return out, wrap("ListOperators", rows.Err())
 }
 
 // DeleteOperator deletes an operator and its sessions in one transaction.
 func (s *Store) DeleteOperator(ctx context.Context, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("DeleteOperator", s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.exec(ctx, tx, `DELETE FROM operator_sessions WHERE operator_id = ?`, id); err != nil {
 			return err
 		}
 		res, err := s.exec(ctx, tx, `DELETE FROM operators WHERE id = ?`, id)
 		return affected(res, err, "operator")
-	})
+	}))
 }
 
 // CreateOperatorSession stores a session of an existing operator.
 func (s *Store) CreateOperatorSession(ctx context.Context, ses operator.Session) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreateOperatorSession", s.tx(ctx, func(tx *sql.Tx) error {
 		var one int
 		if err := s.row(ctx, tx, `SELECT 1 FROM operators WHERE id = ? AND org_id = ?`+s.forShare(), ses.OperatorID, ses.OrgID).Scan(&one); err != nil {
 			return notFound(err, "operator")
@@ -85,7 +85,7 @@ func (s *Store) CreateOperatorSession(ctx context.Context, ses operator.Session)
 		_, err := s.exec(ctx, tx, `INSERT INTO operator_sessions (token_hash, operator_id, org_id, created_at, idle_until, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			ses.TokenHash, ses.OperatorID, ses.OrgID, ms(ses.CreatedAt), ms(ses.IdleUntil), ms(ses.ExpiresAt))
 		return err
-	})
+	}))
 }
 
 // GetOperatorSession reads a session and its operator.
@@ -101,7 +101,7 @@ func (s *Store) GetOperatorSession(ctx context.Context, tokenHash string) (opera
 		Scan(&ses.TokenHash, &ses.OperatorID, &ses.OrgID, &created, &idle, &expires,
 			&op.ID, &op.OrgID, &op.Email, &op.Name, &hash, &opCreated)
 	if err != nil {
-		return operator.Session{}, operator.Operator{}, notFound(err, "session")
+		return operator.Session{}, operator.Operator{}, wrap("GetOperatorSession", notFound(err, "session"))
 	}
 	ses.CreatedAt, ses.IdleUntil, ses.ExpiresAt = fromMS(created), fromMS(idle), fromMS(expires)
 	op.PasswordHash, op.CreatedAt = []byte(hash), fromMS(opCreated)
@@ -113,21 +113,21 @@ func (s *Store) TouchOperatorSession(ctx context.Context, tokenHash string, idle
 	v := ms(idleUntil)
 	res, err := s.exec(ctx, s.w, `UPDATE operator_sessions SET idle_until = CASE WHEN ? < expires_at THEN ? ELSE expires_at END WHERE token_hash = ?`,
 		v, v, tokenHash)
-	return affected(res, err, "session")
+	return wrap("TouchOperatorSession", affected(res, err, "session"))
 }
 
 // DeleteOperatorSession deletes one session.
 func (s *Store) DeleteOperatorSession(ctx context.Context, tokenHash string) error {
 	res, err := s.exec(ctx, s.w, `DELETE FROM operator_sessions WHERE token_hash = ?`, tokenHash)
-	return affected(res, err, "session")
+	return wrap("DeleteOperatorSession", affected(res, err, "session"))
 }
 
 // PurgeOperatorSessions deletes the sessions that have ended by now.
 func (s *Store) PurgeOperatorSessions(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.exec(ctx, s.w, `DELETE FROM operator_sessions WHERE idle_until <= ? OR expires_at <= ?`, ms(now), ms(now))
 	if err != nil {
-		return 0, err
+		return 0, wrap("PurgeOperatorSessions", err)
 	}
 	n, err := res.RowsAffected()
-	return int(n), err
+	return int(n), wrap("PurgeOperatorSessions", err)
 }

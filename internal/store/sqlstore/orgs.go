@@ -36,14 +36,14 @@ func (s *Store) Bootstrap(ctx context.Context, org auth.Org, key auth.Key) (bool
 		if s.d.IsUnique(err) {
 			return false, nil // another node bootstrapped first
 		}
-		return false, err
+		return false, wrap("Bootstrap", err)
 	}
 	return created, nil
 }
 
 // CreateOrg stores a new organization.
 func (s *Store) CreateOrg(ctx context.Context, org auth.Org) error {
-	return s.insertOrg(ctx, s.w, org)
+	return wrap("CreateOrg", s.insertOrg(ctx, s.w, org))
 }
 
 func (s *Store) insertOrg(ctx context.Context, q querier, org auth.Org) error {
@@ -57,14 +57,14 @@ func (s *Store) GetOrg(ctx context.Context, id string) (auth.Org, error) {
 	var created int64
 	err := s.row(ctx, s.r, `SELECT id, name, created_at FROM orgs WHERE id = ?`, id).Scan(&o.ID, &o.Name, &created)
 	o.CreatedAt = fromMS(created)
-	return o, notFound(err, "organization")
+	return o, wrap("GetOrg", notFound(err, "organization"))
 }
 
 // GetOrgCaps reads the organization's own caps.
 func (s *Store) GetOrgCaps(ctx context.Context, orgID string) (schedule.Caps, error) {
 	var c schedule.Caps
 	err := s.row(ctx, s.r, `SELECT max_concurrent_calls, max_concurrent_calls_per_number FROM orgs WHERE id = ?`, orgID).Scan(&c.PerOrg, &c.PerNumber)
-	return c, notFound(err, "organization")
+	return c, wrap("GetOrgCaps", notFound(err, "organization"))
 }
 
 // SetOrgCaps stores the organization's own caps.
@@ -73,5 +73,5 @@ func (s *Store) SetOrgCaps(ctx context.Context, orgID string, caps schedule.Caps
 		return apperr.Invalidf("maxConcurrentCalls", "caps must be 0 (none) or more")
 	}
 	res, err := s.exec(ctx, s.w, `UPDATE orgs SET max_concurrent_calls = ?, max_concurrent_calls_per_number = ? WHERE id = ?`, caps.PerOrg, caps.PerNumber, orgID)
-	return affected(res, err, "organization")
+	return wrap("SetOrgCaps", affected(res, err, "organization"))
 }

@@ -70,7 +70,7 @@ func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, event
 
 // QueueEvent queues one event outside a call update.
 func (s *Store) QueueEvent(ctx context.Context, orgID string, ev store.Event, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.queueEvents(ctx, tx, orgID, []store.Event{ev}) })
+	return wrap("QueueEvent", s.tx(ctx, func(tx *sql.Tx) error { return s.queueEvents(ctx, tx, orgID, []store.Event{ev}) }))
 }
 
 // ListCallMessages lists the webhook messages about a call.
@@ -79,7 +79,7 @@ func (s *Store) ListCallMessages(ctx context.Context, orgID, callID string, limi
 		FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
 		WHERE o.org_id = ? AND o.call_id = ? AND o.call_id <> '' ORDER BY o.created_at, o.id LIMIT ?`, orgID, callID, limit)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListCallMessages", err)
 	}
 	defer rows.Close()
 	out := []store.CallMessage{}
@@ -87,18 +87,19 @@ func (s *Store) ListCallMessages(ctx context.Context, orgID, callID string, limi
 		var m store.CallMessage
 		var created, updated int64
 		if err := rows.Scan(&m.ID, &m.WebhookID, &m.URL, &m.Type, &m.State, &m.Attempts, &m.LastStatus, &created, &updated); err != nil {
-			return nil, err
+			return nil, wrap("ListCallMessages", err)
 		}
 		m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	return out, wrap("ListCallMessages", rows.Err())
 }
 
 // ClaimOutbox leases due messages of HTTP endpoints; a listener's are
 // its stream's (ClaimListener).
 func (s *Store) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.OutboxMessage, error) {
-	return s.claimMessages(ctx, `w.kind = ?`, now, lease, limit, store.WebhookHTTP)
+	msgs, err := s.claimMessages(ctx, `w.kind = ?`, now, lease, limit, store.WebhookHTTP)
+	return msgs, wrap("ClaimOutbox", err)
 }
 
 // outboxSelect reads the claimable messages of the endpoints that where
@@ -146,17 +147,18 @@ func (s *Store) ClaimListener(ctx context.Context, orgID, webhookID string, now 
 	err := s.row(ctx, s.r, `SELECT 1 FROM webhooks WHERE org_id = ? AND id = ? AND kind = ? AND deleted_at = 0`,
 		orgID, webhookID, store.WebhookListener).Scan(&one)
 	if err != nil {
-		return nil, notFound(err, "webhook listener")
+		return nil, wrap("ClaimListener", notFound(err, "webhook listener"))
 	}
-	return s.claimMessages(ctx, `o.webhook_id = ? AND o.org_id = ? AND w.kind = ? AND w.deleted_at = 0`, now, lease, limit,
+	msgs, err := s.claimMessages(ctx, `o.webhook_id = ? AND o.org_id = ? AND w.kind = ? AND w.deleted_at = 0`, now, lease, limit,
 		webhookID, orgID, store.WebhookListener)
+	return msgs, wrap("ClaimListener", err)
 }
 
 // RecordDelivery logs an attempt and moves the message on. The receiver's
 // answer and error are stored as text whatever bytes they hold (see
 // store.Delivery), so a receiver cannot make the record fail on PostgreSQL.
 func (s *Store) RecordDelivery(ctx context.Context, m store.OutboxMessage, d store.Delivery, state string, next time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("RecordDelivery", s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.exec(ctx, tx, `INSERT INTO webhook_deliveries (id, org_id, webhook_id, message_id, attempt, status, response, error, duration_ms, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.ID, m.OrgID, m.WebhookID, m.ID, d.Attempt, d.Status, deliveryText(d.Response), deliveryText(d.Error), d.Duration.Milliseconds(), ms(d.At)); err != nil {
@@ -165,7 +167,7 @@ func (s *Store) RecordDelivery(ctx context.Context, m store.OutboxMessage, d sto
 		_, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, attempts = ?, next_at = ?, locked_until = 0, last_status = ?, updated_at = ? WHERE id = ?`,
 			state, d.Attempt, ms(next), d.Status, ms(d.At), m.ID)
 		return err
-	})
+	}))
 }
 
 // deliveryText makes s storable as TEXT on both databases: each NUL and each
@@ -193,17 +195,17 @@ func deliveryText(s string) string {
 // ListDeliveries lists an endpoint's delivery attempts, newest first.
 func (s *Store) ListDeliveries(ctx context.Context, orgID, webhookID string, p store.Page) ([]store.Delivery, int, error) {
 	if _, err := s.GetWebhook(ctx, orgID, webhookID); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListDeliveries", err)
 	}
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?`, webhookID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListDeliveries", err)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT d.id, d.message_id, d.webhook_id, d.org_id, o.type, d.attempt, d.status, d.response, d.error, d.duration_ms, d.at
 		FROM webhook_deliveries d JOIN webhook_outbox o ON o.id = d.message_id
 		WHERE d.org_id = ? AND d.webhook_id = ? ORDER BY d.at DESC, d.id DESC LIMIT ? OFFSET ?`, orgID, webhookID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListDeliveries", err)
 	}
 	defer rows.Close()
 	out := []store.Delivery{}
@@ -211,12 +213,12 @@ func (s *Store) ListDeliveries(ctx context.Context, orgID, webhookID string, p s
 		var d store.Delivery
 		var dur, at int64
 		if err := rows.Scan(&d.ID, &d.MessageID, &d.WebhookID, &d.OrgID, &d.Type, &d.Attempt, &d.Status, &d.Response, &d.Error, &dur, &at); err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListDeliveries", err)
 		}
 		d.Duration, d.At = time.Duration(dur)*time.Millisecond, fromMS(at)
 		out = append(out, d)
 	}
-	return out, total, rows.Err()
+	return out, total, wrap("ListDeliveries", rows.Err())
 }
 
 // Redeliver queues a message again. It reads the endpoint FOR SHARE first:
@@ -224,7 +226,7 @@ func (s *Store) ListDeliveries(ctx context.Context, orgID, webhookID string, p s
 // or wins and the redelivery is NotFound; a deleted endpoint's message is
 // never queued again.
 func (s *Store) Redeliver(ctx context.Context, orgID, webhookID, messageID string, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("Redeliver", s.tx(ctx, func(tx *sql.Tx) error {
 		var one int
 		if err := s.row(ctx, tx, `SELECT 1 FROM webhooks WHERE org_id = ? AND id = ? AND deleted_at = 0`+s.forShare(), orgID, webhookID).Scan(&one); err != nil {
 			return notFound(err, "webhook")
@@ -232,5 +234,5 @@ func (s *Store) Redeliver(ctx context.Context, orgID, webhookID, messageID strin
 		res, err := s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, next_at = ?, locked_until = 0, updated_at = ?
 			WHERE org_id = ? AND webhook_id = ? AND id = ?`, store.OutboxPending, ms(at), ms(at), orgID, webhookID, messageID)
 		return affected(res, err, "webhook message")
-	})
+	}))
 }

@@ -113,7 +113,7 @@ func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilt
 		FROM call_days WHERE org_id = ? AND assistant_id = ? AND day >= ? AND day <= ?
 		GROUP BY day, outcome, ended_reason ORDER BY day, outcome, ended_reason`, args...)
 	if err != nil {
-		return out, err
+		return out, wrap("Overview", err)
 	}
 	for rows.Next() {
 		var d store.DayCount
@@ -121,7 +121,7 @@ func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilt
 		var outcome string
 		if err := rows.Scan(&day, &outcome, &d.EndedReason, &d.Calls, &durMS, &d.Evaluated, &d.Succeeded); err != nil {
 			rows.Close()
-			return out, err
+			return out, wrap("Overview", err)
 		}
 		d.Day, d.Outcome, d.Duration = fromMS(day*store.Day), call.Outcome(outcome), time.Duration(durMS)*time.Millisecond
 		if d.Calls == 0 && d.Evaluated == 0 {
@@ -131,12 +131,12 @@ func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilt
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return out, err
+		return out, wrap("Overview", err)
 	}
 	rows, err = s.query(ctx, s.r, `SELECT stage, bucket, SUM(n) FROM turn_latency
 		WHERE org_id = ? AND assistant_id = ? AND day >= ? AND day <= ? GROUP BY stage, bucket`, args...)
 	if err != nil {
-		return out, err
+		return out, wrap("Overview", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -144,11 +144,11 @@ func (s *Store) Overview(ctx context.Context, orgID string, f store.OverviewFilt
 		var b int
 		var n int64
 		if err := rows.Scan(&stage, &b, &n); err != nil {
-			return out, err
+			return out, wrap("Overview", err)
 		}
 		h := out.Latency[stage]
 		h.Add(b, n)
 		out.Latency[stage] = h
 	}
-	return out, rows.Err()
+	return out, wrap("Overview", rows.Err())
 }

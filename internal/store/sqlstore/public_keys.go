@@ -35,7 +35,7 @@ func scanPublicKey(sc interface{ Scan(...any) error }) (auth.PublicKey, error) {
 
 // CreatePublicKey stores a publishable key once its assistants are found.
 func (s *Store) CreatePublicKey(ctx context.Context, k auth.PublicKey) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreatePublicKey", s.tx(ctx, func(tx *sql.Tx) error {
 		var missing apperr.Fields
 		for i, aid := range k.AssistantIDs {
 			var one int
@@ -60,20 +60,20 @@ func (s *Store) CreatePublicKey(ctx context.Context, k auth.PublicKey) error {
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 // GetPublicKey reads a publishable key by id.
 func (s *Store) GetPublicKey(ctx context.Context, id string) (auth.PublicKey, error) {
 	k, err := scanPublicKey(s.row(ctx, s.r, `SELECT `+publicKeyCols+` FROM public_keys WHERE id = ?`, id))
-	return k, notFound(err, "publishable key")
+	return k, wrap("GetPublicKey", notFound(err, "publishable key"))
 }
 
 // ListPublicKeys lists a page of an organization's publishable keys, newest first.
 func (s *Store) ListPublicKeys(ctx context.Context, orgID string, p store.Page) ([]auth.PublicKey, int, error) {
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM public_keys WHERE org_id = ?`, orgID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListPublicKeys", err)
 	}
 	out := []auth.PublicKey{}
 	if p.Offset() >= total {
@@ -82,17 +82,17 @@ func (s *Store) ListPublicKeys(ctx context.Context, orgID string, p store.Page) 
 	rows, err := s.query(ctx, s.r, `SELECT `+publicKeyCols+` FROM public_keys WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		orgID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListPublicKeys", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		k, err := scanPublicKey(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListPublicKeys", err)
 		}
 		out = append(out, k)
 	}
-	return out, total, rows.Err()
+	return out, total, wrap("ListPublicKeys", rows.Err())
 }
 
 // RevokePublicKey revokes a key; revoking twice keeps the first time.
@@ -107,7 +107,7 @@ func (s *Store) RevokePublicKey(ctx context.Context, orgID, id string, at time.T
 		out, err = scanPublicKey(s.row(ctx, tx, `SELECT `+publicKeyCols+` FROM public_keys WHERE id = ?`, id))
 		return err
 	})
-	return out, err
+	return out, wrap("RevokePublicKey", err)
 }
 
 // PublicOriginAllowed reports whether an active publishable key has origin.
@@ -118,5 +118,5 @@ func (s *Store) PublicOriginAllowed(ctx context.Context, origin string) (bool, e
 	if err == sql.ErrNoRows {
 		return false, nil
 	}
-	return err == nil, err
+	return err == nil, wrap("PublicOriginAllowed", err)
 }

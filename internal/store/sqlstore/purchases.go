@@ -24,9 +24,9 @@ func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 		return err
 	}
 	if p.ConnectionID == "" {
-		return insert(s.w)
+		return wrap("CreatePurchase", insert(s.w))
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreatePurchase", s.tx(ctx, func(tx *sql.Tx) error {
 		var one int
 		var err error
 		if p.Provider == phone.ProviderTwilio {
@@ -45,7 +45,7 @@ func (s *Store) CreatePurchase(ctx context.Context, p phone.Purchase) error {
 			return err
 		}
 		return insert(tx)
-	})
+	}))
 }
 
 const purchaseCols = `id, org_id, number, provider, inbound_assistant_id, outbound_assistant_id, message, created_at, updated_at, connection_id, imported`
@@ -65,43 +65,44 @@ func (s *Store) getPurchase(ctx context.Context, q querier, orgID, id string) (p
 
 // GetPurchase reads one of the organization's held numbers.
 func (s *Store) GetPurchase(ctx context.Context, orgID, id string) (phone.Purchase, error) {
-	return s.getPurchase(ctx, s.r, orgID, id)
+	p, err := s.getPurchase(ctx, s.r, orgID, id)
+	return p, wrap("GetPurchase", err)
 }
 
 // ListPurchases lists the organization's held numbers, oldest first.
 func (s *Store) ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+purchaseCols+` FROM purchases WHERE org_id = ? AND released_at = 0 ORDER BY created_at, id`, orgID)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListPurchases", err)
 	}
 	defer rows.Close()
 	out := []phone.Purchase{}
 	for rows.Next() {
 		p, err := scanPurchase(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListPurchases", err)
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	return out, wrap("ListPurchases", rows.Err())
 }
 
 // HeldNumbers lists a provider's numbers that someone holds.
 func (s *Store) HeldNumbers(ctx context.Context, provider string) (map[string]bool, error) {
 	rows, err := s.query(ctx, s.r, `SELECT number FROM purchases WHERE provider = ? AND released_at = 0`, provider)
 	if err != nil {
-		return nil, err
+		return nil, wrap("HeldNumbers", err)
 	}
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return nil, err
+			return nil, wrap("HeldNumbers", err)
 		}
 		out[n] = true
 	}
-	return out, rows.Err()
+	return out, wrap("HeldNumbers", rows.Err())
 }
 
 // AllocateAssistants sets a purchase's assistants and message.
@@ -136,12 +137,12 @@ func (s *Store) AllocateAssistants(ctx context.Context, a store.Allocation) (pho
 		out, err = s.getPurchase(ctx, tx, a.OrgID, a.PurchaseID)
 		return err
 	})
-	return out, err
+	return out, wrap("AllocateAssistants", err)
 }
 
 // ReleasePurchase releases a number and deletes its contacts.
 func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("ReleasePurchase", s.tx(ctx, func(tx *sql.Tx) error {
 		// Release first: the row lock makes a concurrent AddContacts either
 		// commit before the contacts are deleted below or find no purchase.
 		res, err := s.exec(ctx, tx, `UPDATE purchases SET released_at = ?, updated_at = ? WHERE org_id = ? AND id = ? AND released_at = 0`, ms(at), ms(at), orgID, id)
@@ -159,5 +160,5 @@ func (s *Store) ReleasePurchase(ctx context.Context, orgID, id string, at time.T
 		}
 		_, err = s.exec(ctx, tx, `DELETE FROM contacts WHERE org_id = ? AND purchase_id = ?`, orgID, id)
 		return err
-	})
+	}))
 }

@@ -25,7 +25,7 @@ func (s *Store) AddRateSpend(ctx context.Context, spent map[string]int64, at tim
 		return nil
 	}
 	slices.Sort(keys)
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("AddRateSpend", s.tx(ctx, func(tx *sql.Tx) error {
 		for chunk := range slices.Chunk(keys, rateSpendChunk) {
 			var q strings.Builder
 			q.WriteString(`INSERT INTO rate_limits (key_id, spent, updated_at) VALUES `)
@@ -44,14 +44,14 @@ func (s *Store) AddRateSpend(ctx context.Context, spent map[string]int64, at tim
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 // RateSpend implements store.Store.
 func (s *Store) RateSpend(ctx context.Context, since time.Time) (map[string]int64, error) {
 	rows, err := s.query(ctx, s.r, `SELECT key_id, spent FROM rate_limits WHERE updated_at >= ?`, ms(since))
 	if err != nil {
-		return nil, err
+		return nil, wrap("RateSpend", err)
 	}
 	defer rows.Close()
 	out := map[string]int64{}
@@ -59,15 +59,15 @@ func (s *Store) RateSpend(ctx context.Context, since time.Time) (map[string]int6
 		var k string
 		var n int64
 		if err := rows.Scan(&k, &n); err != nil {
-			return nil, err
+			return nil, wrap("RateSpend", err)
 		}
 		out[k] = n
 	}
-	return out, rows.Err()
+	return out, wrap("RateSpend", rows.Err())
 }
 
 // PurgeRateSpend implements store.Store.
 func (s *Store) PurgeRateSpend(ctx context.Context, before time.Time) error {
 	_, err := s.exec(ctx, s.w, `DELETE FROM rate_limits WHERE updated_at < ?`, ms(before))
-	return err
+	return wrap("PurgeRateSpend", err)
 }

@@ -19,7 +19,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 	datesJSON, _ := json.Marshal(dates)
 	contactsJSON, _ := json.Marshal(sc.ContactIDs)
 	hours, retry := settingsJSON(sc)
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("CreateSchedule", s.tx(ctx, func(tx *sql.Tx) error {
 		// The number must still be held; the row lock makes a concurrent
 		// ReleasePurchase wait and then see these pending attempts.
 		var one int
@@ -55,7 +55,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc schedule.Schedule, attemp
 			}
 		}
 		return nil
-	})
+	}))
 }
 
 const scheduleCols = `id, org_id, name, purchase_id, message, timezone, dates, contact_ids, created_at, canceled_at,
@@ -92,40 +92,40 @@ func scanSchedule(sc interface{ Scan(...any) error }) (schedule.Schedule, error)
 func (s *Store) GetSchedule(ctx context.Context, orgID, id string) (schedule.Schedule, []schedule.Attempt, error) {
 	sc, err := scanSchedule(s.row(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE org_id = ? AND id = ?`, orgID, id))
 	if err != nil {
-		return sc, nil, notFound(err, "schedule")
+		return sc, nil, wrap("GetSchedule", notFound(err, "schedule"))
 	}
 	as, err := s.attempts(ctx, s.r, `a.schedule_id = ? ORDER BY a.due_at, a.id`, id)
-	return sc, as, err
+	return sc, as, wrap("GetSchedule", err)
 }
 
 // ListSchedules lists schedules newest first with attempt counts.
 func (s *Store) ListSchedules(ctx context.Context, orgID string, p store.Page) ([]store.ScheduleSummary, int, error) {
 	var total int
 	if err := s.row(ctx, s.r, `SELECT COUNT(*) FROM schedules WHERE org_id = ?`, orgID).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListSchedules", err)
 	}
 	rows, err := s.query(ctx, s.r, `SELECT `+scheduleCols+` FROM schedules WHERE org_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
 		orgID, p.PageSize, p.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListSchedules", err)
 	}
 	out := []store.ScheduleSummary{}
 	for rows.Next() {
 		sc, err := scanSchedule(rows)
 		if err != nil {
 			rows.Close()
-			return nil, 0, err
+			return nil, 0, wrap("ListSchedules", err)
 		}
 		out = append(out, store.ScheduleSummary{Schedule: sc})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, err
+		return nil, 0, wrap("ListSchedules", err)
 	}
 	now := time.Now()
 	for i := range out {
 		if err := s.summarize(ctx, &out[i], now); err != nil {
-			return nil, 0, err
+			return nil, 0, wrap("ListSchedules", err)
 		}
 	}
 	return out, total, nil
@@ -194,7 +194,7 @@ func (s *Store) CancelSchedule(ctx context.Context, orgID, id string, at time.Ti
 		out.Paused, out.Canceled, out.State = paused != 0, canceled != 0, sc.State(live)
 		return nil
 	})
-	return out, err
+	return out, wrap("CancelSchedule", err)
 }
 
 // liveAttempts counts a schedule's attempts that may still produce a
@@ -252,25 +252,25 @@ func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]store.ScheduleS
 	rows, err := s.query(ctx, s.r, `SELECT `+scheduleSettingsCols+` FROM schedules sched WHERE sched.completed_at = 0 AND `+allFinal+`
 		ORDER BY sched.created_at LIMIT ?`, limit)
 	if err != nil {
-		return nil, err
+		return nil, wrap("DoneSchedules", err)
 	}
 	var out []store.ScheduleSummary
 	for rows.Next() {
 		sc, err := scanSchedule(rows)
 		if err != nil {
 			rows.Close()
-			return nil, err
+			return nil, wrap("DoneSchedules", err)
 		}
 		out = append(out, store.ScheduleSummary{Schedule: sc})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, wrap("DoneSchedules", err)
 	}
 	now := time.Now()
 	for i := range out {
 		if err := s.summarize(ctx, &out[i], now); err != nil {
-			return nil, err
+			return nil, wrap("DoneSchedules", err)
 		}
 	}
 	return out, nil
@@ -292,7 +292,7 @@ func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.
 		marked = true
 		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
 	})
-	return marked, err
+	return marked, wrap("CompleteSchedule", err)
 }
 
 // SetSchedulePaused pauses or resumes a schedule.
@@ -329,5 +329,5 @@ func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused 
 		state(to)
 		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
 	})
-	return out, err
+	return out, wrap("SetSchedulePaused", err)
 }

@@ -23,9 +23,9 @@ const turnCols = `id, org_id, call_id, seq, role, text, started_at, ended_at, in
 // commit; AppendTurn returns once its own turn is stored.
 func (s *Store) AppendTurn(ctx context.Context, t call.Turn) error {
 	if err := ctx.Err(); err != nil {
-		return err
+		return wrap("AppendTurn", err)
 	}
-	return s.turns.Do(t)
+	return wrap("AppendTurn", s.turns.Do(t))
 }
 
 // turnTimeout bounds the storing of one group of turns.
@@ -76,18 +76,18 @@ func (s *Store) insertTurns(ts []call.Turn) []error {
 func (s *Store) ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+turnCols+` FROM turns WHERE org_id = ? AND call_id = ? ORDER BY seq`, orgID, callID)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListTurns", err)
 	}
 	defer rows.Close()
 	out := []call.Turn{}
 	for rows.Next() {
 		t, err := scanTurn(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListTurns", err)
 		}
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	return out, wrap("ListTurns", rows.Err())
 }
 
 func scanTurn(sc interface{ Scan(...any) error }) (call.Turn, error) {

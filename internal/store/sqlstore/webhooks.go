@@ -14,7 +14,7 @@ import (
 func (s *Store) RenewListener(ctx context.Context, orgID, webhookID string, until time.Time) error {
 	res, err := s.exec(ctx, s.w, `UPDATE webhooks SET expires_at = ? WHERE org_id = ? AND id = ? AND kind = ? AND deleted_at = 0`,
 		ms(until), orgID, webhookID, store.WebhookListener)
-	return affected(res, err, "webhook listener")
+	return wrap("RenewListener", affected(res, err, "webhook listener"))
 }
 
 // ExpireListeners deletes the listeners whose expiry has passed and drops
@@ -51,7 +51,7 @@ func (s *Store) ExpireListeners(ctx context.Context, now time.Time) (int, error)
 			append([]any{store.OutboxFailed, ms(now), store.OutboxPending}, gone...)...)
 		return err
 	})
-	return n, err
+	return n, wrap("ExpireListeners", err)
 }
 
 // CreateWebhook stores an endpoint.
@@ -65,7 +65,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w store.Webhook) error {
 	}
 	_, err := s.exec(ctx, s.w, `INSERT INTO webhooks (id, org_id, kind, url, events, secrets, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, w.OrgID, kind, w.URL, string(events), string(secrets), ms(w.CreatedAt), expires)
-	return err
+	return wrap("CreateWebhook", err)
 }
 
 const webhookCols = `id, org_id, kind, url, events, secrets, created_at, expires_at`
@@ -87,36 +87,36 @@ func scanWebhook(sc interface{ Scan(...any) error }) (store.Webhook, error) {
 func (s *Store) ListWebhooks(ctx context.Context, orgID string) ([]store.Webhook, error) {
 	rows, err := s.query(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND deleted_at = 0 ORDER BY created_at, id`, orgID)
 	if err != nil {
-		return nil, err
+		return nil, wrap("ListWebhooks", err)
 	}
 	defer rows.Close()
 	out := []store.Webhook{}
 	for rows.Next() {
 		w, err := scanWebhook(rows)
 		if err != nil {
-			return nil, err
+			return nil, wrap("ListWebhooks", err)
 		}
 		out = append(out, w)
 	}
-	return out, rows.Err()
+	return out, wrap("ListWebhooks", rows.Err())
 }
 
 // GetWebhook reads one endpoint.
 func (s *Store) GetWebhook(ctx context.Context, orgID, id string) (store.Webhook, error) {
 	w, err := scanWebhook(s.row(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ? AND id = ? AND deleted_at = 0`, orgID, id))
-	return w, notFound(err, "webhook")
+	return w, wrap("GetWebhook", notFound(err, "webhook"))
 }
 
 // UpdateWebhookSecrets replaces an endpoint's secrets.
 func (s *Store) UpdateWebhookSecrets(ctx context.Context, orgID, id string, secrets []string) error {
 	b, _ := json.Marshal(secrets)
 	res, err := s.exec(ctx, s.w, `UPDATE webhooks SET secrets = ? WHERE org_id = ? AND id = ? AND deleted_at = 0`, string(b), orgID, id)
-	return affected(res, err, "webhook")
+	return wrap("UpdateWebhookSecrets", affected(res, err, "webhook"))
 }
 
 // DeleteWebhook deletes an endpoint and drops its undelivered messages.
 func (s *Store) DeleteWebhook(ctx context.Context, orgID, id string, at time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("DeleteWebhook", s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, `UPDATE webhooks SET deleted_at = ? WHERE org_id = ? AND id = ? AND deleted_at = 0`, ms(at), orgID, id)
 		if err := affected(res, err, "webhook"); err != nil {
 			return err
@@ -124,5 +124,5 @@ func (s *Store) DeleteWebhook(ctx context.Context, orgID, id string, at time.Tim
 		_, err = s.exec(ctx, tx, `UPDATE webhook_outbox SET state = ?, updated_at = ? WHERE webhook_id = ? AND state = ?`,
 			store.OutboxFailed, ms(at), id, store.OutboxPending)
 		return err
-	})
+	}))
 }
