@@ -318,7 +318,7 @@ func (s *Service) place(ctx context.Context, o *origin, c call.Call) (call.Call,
 }
 
 // suppressedEvents are the events queued when a scheduled call's number
-// turns out to be on the do-not-call list (store.Store.CreateCall).
+// turns out to be on the do-not-call list (store.Calls.CreateCall).
 func (s *Service) suppressedEvents(c call.Call) []store.Event {
 	if c.AttemptID == "" {
 		return nil

@@ -172,7 +172,7 @@ type TurnStore interface {
 }
 
 // OptOuts is implemented by a TurnStore that keeps the organization's
-// do-not-call list (store.Store does): a phone caller who says one of the
+// do-not-call list (store.DoNotCall does): a phone caller who says one of the
 // assistant's opt-out phrases is added to it (see optOut).
 type OptOuts interface {
 	AddDNC(ctx context.Context, orgID string, entries []phone.DNCEntry) (store.DNCAdded, error)

@@ -11,7 +11,7 @@ import (
 )
 
 // The do-not-call list (docs/api.md, "Do-not-call"): numbers the dialer
-// never calls, checked in the dial's claim (store.Store.CreateCall).
+// never calls, checked in the dial's claim (store.Calls.CreateCall).
 
 type dncView struct {
 	phone.DNCEntry

@@ -13,7 +13,7 @@ import (
 
 // DNCEntry is one number on an organization's do-not-call list: the
 // dialer places no outbound call to it (the dial's claim checks the list,
-// see store.Store.CreateCall).
+// see store.Calls.CreateCall).
 type DNCEntry struct {
 	OrgID  string `json:"-"`
 	Number string `json:"number"` // E.164

@@ -474,18 +474,18 @@ func testContacts(t *testing.T, open Opener) {
 		unknown := id.New(id.Contact)
 		in := []string{cs[0].ID, unknown, qs[0].ID, cs[1].ID}
 		got, err := missingContacts(ctx, s, o.ID, p.ID, in)
-		must(t, "MissingContacts", err)
-		sameIDs(t, fmt.Sprintf("MissingContacts(p, %v)", in), got, []string{unknown, qs[0].ID})
+		must(t, "missingContacts", err)
+		sameIDs(t, fmt.Sprintf("missingContacts(p, %v)", in), got, []string{unknown, qs[0].ID})
 
 		got, err = missingContacts(ctx, s, o.ID, p.ID, []string{cs[1].ID, cs[0].ID})
-		must(t, "MissingContacts", err)
+		must(t, "missingContacts", err)
 		if len(got) != 0 {
-			t.Errorf("MissingContacts(p, its own contacts) = %v; want none", got)
+			t.Errorf("missingContacts(p, its own contacts) = %v; want none", got)
 		}
 		got, err = missingContacts(ctx, s, o.ID, p.ID, nil)
-		must(t, "MissingContacts(nil)", err)
+		must(t, "missingContacts(nil)", err)
 		if len(got) != 0 {
-			t.Errorf("MissingContacts(p, nil) = %v; want none", got)
+			t.Errorf("missingContacts(p, nil) = %v; want none", got)
 		}
 	})
 
@@ -505,8 +505,8 @@ func testContacts(t *testing.T, open Opener) {
 			}
 		}
 		got, err := missingContacts(ctx, s, o.ID, p.ID, in)
-		must(t, "MissingContacts", err)
-		sameIDs(t, fmt.Sprintf("MissingContacts(p, %d ids of which %d unknown)", len(in), len(want)), got, want)
+		must(t, "missingContacts", err)
+		sameIDs(t, fmt.Sprintf("missingContacts(p, %d ids of which %d unknown)", len(in), len(want)), got, want)
 		_, total, err := s.ListContacts(ctx, o.ID, p.ID, store.Page{Page: 1, PageSize: 1})
 		must(t, "ListContacts", err)
 		if total != len(cs) {
@@ -542,8 +542,8 @@ func testContacts(t *testing.T, open Opener) {
 		}
 		in := []string{cs[0].ID, cs[1].ID}
 		missing, err := missingContacts(ctx, s, o.ID, p2.ID, in)
-		must(t, "MissingContacts", err)
-		sameIDs(t, "MissingContacts(new purchase, contacts of the released one)", missing, in)
+		must(t, "missingContacts", err)
+		sameIDs(t, "missingContacts(new purchase, contacts of the released one)", missing, in)
 		// The old numbers are free on the new purchase.
 		mustContacts(t, s, o.ID, p2.ID, "+33600000001", "+33600000002")
 	})
