@@ -23,7 +23,8 @@ type Nodes interface {
 	GetNode(ctx context.Context, id string) (Node, error)
 
 	// ListNodes lists the nodes whose lease runs past since (every node
-	// with the zero time), oldest first.
+	// with the zero time), oldest first. Only tests call it (TestCallers
+	// lists it).
 	ListNodes(ctx context.Context, since time.Time) ([]Node, error)
 
 	// ClaimLease takes or renews the lease called name for holder until

@@ -7,7 +7,8 @@ import (
 	"switchboard/internal/schedule"
 )
 
-// Orgs is the organizations: the tenants every other row belongs to, and their own caps on calls.
+// Orgs is the organizations: the tenants every other row belongs to, and
+// their own caps on calls.
 type Orgs interface {
 	// Bootstrap creates org and key if and only if there is no organization
 	// yet; it reports whether it did. Safe to race from several nodes.

@@ -8,7 +8,9 @@ import (
 // Outbox is the webhook messages: one per event and subscribed endpoint,
 // and the log of their deliveries.
 type Outbox interface {
-	// QueueEvent queues an event outside a call update (e.g. schedule events).
+	// QueueEvent queues an event outside a change of a call, schedule or
+	// analysis (which queue theirs in their own transaction). Only tests
+	// call it, to seed the outbox (TestCallers lists it).
 	QueueEvent(ctx context.Context, orgID string, ev Event, at time.Time) error
 
 	// ClaimOutbox leases up to limit messages due at now until now+lease.
