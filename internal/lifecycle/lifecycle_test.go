@@ -239,10 +239,7 @@ func TestBlocking(t *testing.T) {
 }
 
 // reporter is a Reporter of string: it notes what it was started with.
-type reporter struct {
-	to      string
-	stopped chan struct{}
-}
+type reporter struct{ to string }
 
 var _ lifecycle.Reporter[string] = (*reporter)(nil)
 

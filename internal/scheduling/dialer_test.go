@@ -92,6 +92,16 @@ func TestDialerRefuses(t *testing.T) {
 	}
 }
 
+// untilCanceled is a Dial that says it started on started, then returns
+// only once its context is canceled.
+func untilCanceled(started chan<- struct{}) func(ctx context.Context, _ []store.Dial) error {
+	return func(ctx context.Context, _ []store.Dial) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}
+
 // TestDialerStop: Stop waits for the dials under way and says so when
 // they overrun; StopAndCancel cancels them and they return.
 func TestDialerStop(t *testing.T) {
@@ -101,11 +111,7 @@ func TestDialerStop(t *testing.T) {
 	started := make(chan struct{}, 2)
 	clock := b.clock
 	d := &Dialer{Store: b.store, Every: 5 * time.Millisecond, now: func() time.Time { return clock }, Batch: 1,
-		Dial: func(ctx context.Context, _ []store.Dial) error {
-			started <- struct{}{}
-			<-ctx.Done()
-			return ctx.Err()
-		}}
+		Dial: untilCanceled(started)}
 	must(t, d.Start(t.Context()))
 	<-started
 	<-started
@@ -140,11 +146,7 @@ func TestDialerStopCancels(t *testing.T) {
 	started := make(chan struct{}, 1)
 	clock := b.clock
 	d := &Dialer{Store: b.store, Every: 5 * time.Millisecond, now: func() time.Time { return clock }, CancelGrace: 100 * time.Millisecond,
-		Dial: func(ctx context.Context, _ []store.Dial) error {
-			started <- struct{}{}
-			<-ctx.Done()
-			return ctx.Err()
-		}}
+		Dial: untilCanceled(started)}
 	must(t, d.Start(t.Context()))
 	<-started
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
