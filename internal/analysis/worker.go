@@ -9,14 +9,14 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/store"
-	"switchboard/internal/view"
 )
 
 // Store is what the worker needs.
 type Store interface {
 	ClaimAnalyses(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.Analysis, error)
-	FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error
+	FinishAnalysis(ctx context.Context, a store.Analysis, events ...event.Event) error
 	GetCallAnyOrg(ctx context.Context, id string) (call.Call, error)
 	GetAssistant(ctx context.Context, orgID, id string) (assistant.Assistant, error)
 	ListTurns(ctx context.Context, orgID, callID string) ([]call.Turn, error)
@@ -30,8 +30,6 @@ type Worker struct {
 	Log   *slog.Logger
 	// Every is the polling interval (default 500 ms).
 	Every time.Duration
-	// EventType is the webhook event announcing a ready analysis.
-	EventType string
 	// MaxAttempts before an analysis is marked failed (default 3).
 	MaxAttempts int
 }
@@ -87,18 +85,11 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	for _, a := range claimed {
 		res, c, err := w.analyze(ctx, a)
 		a.UpdatedAt = time.Now().UTC()
-		var events []store.Event
+		var events []event.Event
 		switch {
 		case err == nil:
 			a.State, a.Result = store.AnalysisReady, res
-			b := []byte(`{"callId":`)
-			b = view.AppendString(b, a.CallID)
-			b = append(b, `,"analysis":`...)
-			b = append(b, res...)
-			b = append(b, `,"call":`...)
-			b = view.NewCall(c).AppendJSON(b)
-			b = append(b, '}')
-			events = append(events, store.Event{ID: "evt_" + a.CallID, Type: w.EventType, At: a.UpdatedAt, Data: b, CallID: a.CallID})
+			events = append(events, event.NewAnalysisReady(c, res, a.UpdatedAt))
 		case a.Attempts >= maxAttempts:
 			a.State, a.Error = store.AnalysisFailed, err.Error()
 		default:

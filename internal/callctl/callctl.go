@@ -14,13 +14,13 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/groupcommit"
 	"switchboard/internal/id"
 	"switchboard/internal/lifecycle"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony"
-	"switchboard/internal/view"
 )
 
 // Store is what call control reads and writes: the aggregates of the
@@ -363,18 +363,11 @@ func (s *Service) place(ctx context.Context, o *origin, c call.Call) (call.Call,
 
 // suppressedEvents are the events queued when a scheduled call's number
 // turns out to be on the do-not-call list (store.Calls.CreateCall).
-func (s *Service) suppressedEvents(c call.Call) []store.Event {
+func (s *Service) suppressedEvents(c call.Call) []event.Event {
 	if c.AttemptID == "" {
 		return nil
 	}
-	b := []byte(`{"attemptId":`)
-	b = view.AppendString(b, c.AttemptID)
-	b = append(b, `,"phonePurchaseId":`...)
-	b = view.AppendString(b, c.PurchaseID)
-	b = append(b, `,"phoneNumber":`...)
-	b = view.AppendString(b, c.To)
-	b = append(b, `,"reason":"do-not-call"}`...)
-	return []store.Event{{ID: id.New("evt"), Type: EventAttemptSuppressed, At: c.CreatedAt, Data: b}}
+	return []event.Event{event.NewAttemptSuppressed(c)}
 }
 
 // CanPlace reports whether calls may be placed from p with the named provider.
@@ -500,55 +493,8 @@ func (s *Service) after(c call.Call) {
 	}
 }
 
-// Webhook event types.
-const (
-	EventCallStarted      = "call.started"
-	EventCallEnded        = "call.ended"
-	EventTranscriptReady  = "call.transcript.ready"
-	EventAnalysisReady    = "call.analysis.ready"
-	EventAttemptCompleted = "schedule.attempt.completed"
-	// EventAttemptSuppressed: a scheduled attempt's number was on the
-	// do-not-call list when it was to be dialed (no call was placed).
-	EventAttemptSuppressed = "schedule.attempt.suppressed"
-)
-
-// EventTypes lists every webhook event type.
-var EventTypes = []string{EventCallStarted, EventCallEnded, EventTranscriptReady, EventAnalysisReady, EventAttemptCompleted,
-	EventAttemptRetrying, EventAttemptSuppressed, EventSchedulePaused, EventScheduleResumed, EventScheduleCompleted}
-
 // events are the webhook events a call's new state announces.
-func (s *Service) events(c call.Call) []store.Event { return Events(c, s.publicURL) }
-
-// Events are the webhook events a call's new state announces; base is the
-// server's public URL (for a recording's URL).
-func Events(c call.Call, base string) []store.Event {
-	data := func(extra ...string) []byte {
-		b := []byte(`{`)
-		for i := 0; i+1 < len(extra); i += 2 {
-			b = view.AppendString(b, extra[i])
-			b = append(b, ':')
-			b = view.AppendString(b, extra[i+1])
-			b = append(b, ',')
-		}
-		b = append(b, `"call":`...)
-		b = view.NewCallAt(c, base).AppendJSON(b)
-		return append(b, '}')
-	}
-	ev := func(typ string, d []byte) store.Event {
-		return store.Event{ID: id.New("evt"), Type: typ, At: c.UpdatedAt, Data: d, CallID: c.ID}
-	}
-	switch c.Status {
-	case call.InProgress:
-		return []store.Event{ev(EventCallStarted, data())}
-	case call.Ended:
-		out := []store.Event{ev(EventCallEnded, data()), ev(EventTranscriptReady, data())}
-		if c.AttemptID != "" {
-			out = append(out, ev(EventAttemptCompleted, data("attemptId", c.AttemptID)))
-		}
-		return out
-	}
-	return nil
-}
+func (s *Service) events(c call.Call) []event.Event { return event.ForCall(c, s.publicURL) }
 
 // Connect moves a web call whose client joined to in-progress, owned by
 // this node (its gateway holds the websocket). It is a

@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
@@ -66,7 +67,7 @@ type failingUpdates struct {
 	fail atomic.Bool
 }
 
-func (f *failingUpdates) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
+func (f *failingUpdates) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...event.Event) error {
 	if f.fail.CompareAndSwap(true, false) {
 		return errors.New("database unreachable")
 	}

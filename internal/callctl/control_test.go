@@ -12,6 +12,7 @@ import (
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/secret"
@@ -164,7 +165,7 @@ type answeringStore struct {
 	armed atomic.Bool
 }
 
-func (s *answeringStore) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
+func (s *answeringStore) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...event.Event) error {
 	if s.armed.CompareAndSwap(true, false) {
 		cur, err := s.Store.GetCallAnyOrg(ctx, c.ID)
 		if err == nil && cur.Status == call.Ringing {

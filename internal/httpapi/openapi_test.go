@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"switchboard/internal/apperr"
-	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/httpapi/openapitest"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
@@ -337,12 +337,12 @@ func schemaEnum(t *testing.T, tree any, name string) []string {
 }
 
 // TestOpenAPIEnums: the enums the server's own lists decide are those
-// lists: the webhook event types (callctl.EventTypes), every error code a
+// lists: the webhook event types (event.Types), every error code a
 // handler sets beside its kind's, every attempt state GET shows.
 func TestOpenAPIEnums(t *testing.T) {
 	_, tree := parseOpenAPI(t)
-	if got, want := schemaEnum(t, tree, "WebhookEvent"), callctl.EventTypes; !slices.Equal(sorted(got), sorted(want)) {
-		t.Errorf("WebhookEvent enum = %v, want callctl.EventTypes %v", got, want)
+	if got, want := schemaEnum(t, tree, "WebhookEvent"), event.Types; !slices.Equal(sorted(got), sorted(want)) {
+		t.Errorf("WebhookEvent enum = %v, want event.Types %v", got, want)
 	}
 	codes := schemaEnum(t, tree, "ErrorCode")
 	for _, k := range []apperr.Kind{apperr.Invalid, apperr.Unauthenticated, apperr.PermissionDenied, apperr.NotFound, apperr.MethodNotAllowed,

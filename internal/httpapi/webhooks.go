@@ -17,8 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"switchboard/internal/apperr"
-
-	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
 	"switchboard/internal/webhook"
@@ -62,7 +61,7 @@ func (s *Server) createWebhook(ctx context.Context, r *request) (response, error
 			o.Errs.Add("url", "must be left out: a listener has no URL, its deliveries are streamed to the client that listens")
 			o.Skip("url")
 		}
-		w.Events = slices.Clone(callctl.EventTypes)
+		w.Events = slices.Clone(event.Types)
 		if o.Present("events") {
 			w.Events = o.Strings("events", true)
 		}
@@ -73,7 +72,7 @@ func (s *Server) createWebhook(ctx context.Context, r *request) (response, error
 		o.Skip("events")
 	}
 	o.Done()
-	s.cfg.Webhooks.CheckEndpoint(ctx, w.URL, w.Events, callctl.EventTypes, o.Errs)
+	s.cfg.Webhooks.CheckEndpoint(ctx, w.URL, w.Events, event.Types, o.Errs)
 	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}

@@ -13,7 +13,6 @@ package scheduling
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,11 +20,11 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
-	"switchboard/internal/view"
 )
 
 // Defaults of Config.
@@ -292,15 +291,7 @@ func (s *Service) Complete(ctx context.Context) (int, error) {
 		// Final attempts stay final (no call of them is live to retry
 		// one), so the progress read with them is the one marked.
 		now := s.now().UTC()
-		progress, err := json.Marshal(sc.Progress)
-		if err != nil {
-			return marked, err
-		}
-		data := view.AppendString([]byte(`{"scheduleId":`), sc.ID)
-		data = append(data, `,"at":`...)
-		data = view.Time(now).AppendJSON(data)
-		data = append(append(append(data, `,"progress":`...), progress...), '}')
-		ok, err := s.store.CompleteSchedule(ctx, sc.OrgID, sc.ID, now, store.Event{ID: id.New("evt"), Type: callctl.EventScheduleCompleted, At: now, Data: data})
+		ok, err := s.store.CompleteSchedule(ctx, sc.OrgID, sc.ID, now, event.NewScheduleCompleted(sc.ID, now, sc.Progress))
 		if err != nil {
 			return marked, err
 		}
@@ -336,14 +327,11 @@ func (s *Service) Resume(ctx context.Context, orgID, scheduleID string) (store.S
 
 func (s *Service) setPaused(ctx context.Context, orgID, scheduleID string, paused bool) (store.ScheduleChange, error) {
 	now := s.now().UTC()
-	typ := callctl.EventScheduleResumed
+	ev := event.NewScheduleResumed(scheduleID, now)
 	if paused {
-		typ = callctl.EventSchedulePaused
+		ev = event.NewSchedulePaused(scheduleID, now)
 	}
-	data := view.AppendString([]byte(`{"scheduleId":`), scheduleID)
-	data = append(data, `,"at":`...)
-	data = append(view.Time(now).AppendJSON(data), '}')
-	return s.store.SetSchedulePaused(ctx, orgID, scheduleID, paused, now, store.Event{ID: id.New("evt"), Type: typ, At: now, Data: data})
+	return s.store.SetSchedulePaused(ctx, orgID, scheduleID, paused, now, ev)
 }
 
 // Caps are the caps on an organization's live calls: the server's,

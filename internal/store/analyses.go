@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"switchboard/internal/event"
 )
 
 // Analyses is the post-call analyses, one per ended call.
@@ -15,7 +17,7 @@ type Analyses interface {
 
 	// FinishAnalysis stores a claimed analysis's outcome (ready or failed)
 	// and queues events in the same transaction.
-	FinishAnalysis(ctx context.Context, a Analysis, events ...Event) error
+	FinishAnalysis(ctx context.Context, a Analysis, events ...event.Event) error
 }
 
 // Analysis states.

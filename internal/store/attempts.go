@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/schedule"
 )
 
@@ -51,7 +52,7 @@ type Attempts interface {
 	// EndAttemptCall is UpdateCall for a call placed by an attempt: in
 	// the same transaction, when the call has just ended, it does end to
 	// the attempt (a retry) and queues end's events.
-	EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end AttemptEnd, events ...Event) error
+	EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end AttemptEnd, events ...event.Event) error
 }
 
 // AttemptEnd is what EndAttemptCall does to the attempt of a call that
@@ -64,7 +65,7 @@ type AttemptEnd struct {
 	Retry       bool
 	RequestedAt time.Time
 	DueAt       time.Time
-	Retrying    Event
+	Retrying    event.Event
 }
 
 // Dial is an attempt a dialer claimed (ClaimDials), with its schedule's

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 )
 
 // Calls is the call records and their transitions.
@@ -22,7 +23,7 @@ type Calls interface {
 	// transaction. The list is read under the lock AddDNC takes on the
 	// number, so a dial and an add of one number are ordered: a number
 	// added before the claim is never dialed.
-	CreateCall(ctx context.Context, c call.Call, suppressed ...Event) error
+	CreateCall(ctx context.Context, c call.Call, suppressed ...event.Event) error
 
 	// CreateCalls is CreateCall for many calls in one transaction (a
 	// dialer's batch): each call is decided as CreateCall decides it, and
@@ -45,7 +46,7 @@ type Calls interface {
 	// otherwise). In the same transaction it queues events for the
 	// organization's subscribed webhook endpoints and, when c has just
 	// ended, its analysis (state pending).
-	UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...Event) error
+	UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...event.Event) error
 
 	// UpdateCalls is UpdateCall for many calls in one transaction (a batch
 	// of provider events): each is saved as UpdateCall saves it, and its
@@ -86,7 +87,7 @@ type CallFilter struct {
 // turns out to be on the do-not-call list (CreateCall's suppressed).
 type NewCall struct {
 	Call       call.Call
-	Suppressed []Event
+	Suppressed []event.Event
 }
 
 // CallUpdate is one call's change for Store.UpdateCalls: Call is saved if
@@ -94,7 +95,7 @@ type NewCall struct {
 type CallUpdate struct {
 	Call   call.Call
 	Prev   call.Status
-	Events []Event
+	Events []event.Event
 }
 
 // Counter is implemented by stores that can total calls by status across

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"switchboard/internal/event"
 )
 
 // Outbox is the webhook messages: one per event and subscribed endpoint,
@@ -11,7 +13,7 @@ type Outbox interface {
 	// QueueEvent queues an event outside a change of a call, schedule or
 	// analysis (which queue theirs in their own transaction). Only tests
 	// call it, to seed the outbox (TestCallers lists it).
-	QueueEvent(ctx context.Context, orgID string, ev Event, at time.Time) error
+	QueueEvent(ctx context.Context, orgID string, ev event.Event, at time.Time) error
 
 	// ClaimOutbox leases up to limit messages due at now until now+lease.
 	ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
@@ -33,22 +35,6 @@ type Outbox interface {
 	// now+lease: the messages its stream sends (ClaimOutbox never claims
 	// them). NotFound when the organization has no such listener.
 	ClaimListener(ctx context.Context, orgID, webhookID string, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
-}
-
-// Event is a webhook event to queue for an organization's endpoints that
-// subscribe to its type.
-type Event struct {
-	// ID names the event in logs. The store does not keep it: each
-	// subscribed endpoint gets a message of its own (msg_…), whose id is
-	// the webhook-id of every delivery attempt.
-	ID   string
-	Type string
-	At   time.Time
-	// Data is the event's JSON payload ("data" of the webhook body).
-	Data []byte
-	// CallID is the call the event is about, if any: its messages are
-	// listed with the call (ListCallMessages).
-	CallID string
 }
 
 // CallMessage is a webhook message about a call, as its page lists it:

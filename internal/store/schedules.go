@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"switchboard/internal/event"
 	"switchboard/internal/schedule"
 )
 
@@ -32,7 +33,7 @@ type Schedules interface {
 	// completed at `at` and queues ev in the same transaction, if its
 	// attempts are still all final and it was not marked yet; it reports
 	// whether it marked it. A schedule is marked once.
-	CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev Event) (bool, error)
+	CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev event.Event) (bool, error)
 
 	// SetSchedulePaused pauses (paused) or resumes one of the
 	// organization's schedules and reports whether that changed it; ev is
@@ -41,7 +42,7 @@ type Schedules interface {
 	// over: it is left as it is (Changed false). A paused schedule's
 	// attempts are not leased, and a claim (CreateCall) of one already
 	// leased gives it back undialed.
-	SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev Event) (ScheduleChange, error)
+	SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev event.Event) (ScheduleChange, error)
 }
 
 // ScheduleSummary is a schedule with its attempts counted by progress

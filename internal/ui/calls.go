@@ -233,7 +233,7 @@ func (s *Server) ownCall(r *request) (call.Call, error) {
 type callPage struct {
 	Call      callRow
 	Live      bool
-	Timeline  []event
+	Timeline  []timelineEntry
 	Turns     []turnRow
 	Chart     *chart
 	Analysis  analysisView
@@ -250,8 +250,8 @@ type callPage struct {
 // has a handful of events per endpoint).
 const maxCallMessages = 200
 
-// event is a line of a call's timeline.
-type event struct {
+// timelineEntry is a line of a call's timeline.
+type timelineEntry struct {
 	At   time.Time
 	What string
 }
@@ -317,15 +317,15 @@ func (s *Server) showCall(w http.ResponseWriter, r *request) error {
 
 // timeline lists what the call record says happened, in order. The store
 // keeps the times of creation, start and end (not of ringing).
-func timeline(c call.Call) []event {
-	ev := []event{{c.CreatedAt, "Created (" + string(c.Type) + " call" + dirText(c) + ")"}}
+func timeline(c call.Call) []timelineEntry {
+	ev := []timelineEntry{{c.CreatedAt, "Created (" + string(c.Type) + " call" + dirText(c) + ")"}}
 	if !c.StartedAt.IsZero() {
-		ev = append(ev, event{c.StartedAt, "Conversation started"})
+		ev = append(ev, timelineEntry{c.StartedAt, "Conversation started"})
 	}
 	if !c.EndedAt.IsZero() {
-		ev = append(ev, event{c.EndedAt, "Ended: " + string(c.Outcome) + " (" + c.EndedReason + ")"})
+		ev = append(ev, timelineEntry{c.EndedAt, "Ended: " + string(c.Outcome) + " (" + c.EndedReason + ")"})
 	} else {
-		ev = append(ev, event{c.UpdatedAt, "Now " + c.Status.Text()})
+		ev = append(ev, timelineEntry{c.UpdatedAt, "Now " + c.Status.Text()})
 	}
 	return ev
 }

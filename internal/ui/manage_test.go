@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
@@ -76,7 +76,7 @@ func TestWebhooks(t *testing.T) {
 		!strings.Contains(p.body, "unknown event &#34;call.flew&#34;") {
 		t.Errorf("refused endpoint: want the errors on url and events\n%s", p.body)
 	}
-	p = br.do(http.MethodPost, "/ui/webhooks", url.Values{"csrf": {token}, "url": {"http://127.0.0.1:9/hook"}, "events": {callctl.EventCallEnded}})
+	p = br.do(http.MethodPost, "/ui/webhooks", url.Values{"csrf": {token}, "url": {"http://127.0.0.1:9/hook"}, "events": {event.CallEnded}})
 	wantStatus(t, "create an endpoint", p, http.StatusSeeOther)
 	page := br.get(p.header.Get("Location"))
 	m := secretShown.FindStringSubmatch(page.body)
@@ -93,14 +93,14 @@ func TestWebhooks(t *testing.T) {
 
 	// A delivery that failed with 500.
 	ctx := t.Context()
-	if err := b.st.QueueEvent(ctx, b.orgA, store.Event{ID: "evt_1", Type: callctl.EventCallEnded, At: b.clock.now(), Data: []byte(`{}`)}, b.clock.now()); err != nil {
+	if err := b.st.QueueEvent(ctx, b.orgA, event.Event{ID: "evt_1", Type: event.CallEnded, At: b.clock.now(), Data: []byte(`{}`)}, b.clock.now()); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := b.st.ClaimOutbox(ctx, b.clock.now().Add(time.Second), time.Minute, 10)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("ClaimOutbox = %d, %v", len(msgs), err)
 	}
-	d := store.Delivery{ID: id.New("dlv"), MessageID: msgs[0].ID, WebhookID: ws[0].ID, OrgID: b.orgA, Type: callctl.EventCallEnded, Attempt: 1,
+	d := store.Delivery{ID: id.New("dlv"), MessageID: msgs[0].ID, WebhookID: ws[0].ID, OrgID: b.orgA, Type: event.CallEnded, Attempt: 1,
 		Status: 500, Error: "500 Internal Server Error", Duration: 12 * time.Millisecond, At: b.clock.now()}
 	if err := b.st.RecordDelivery(ctx, msgs[0], d, store.OutboxFailed, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestWebhooksListener(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	br := b.signedIn(b.opA)
-	wh := store.Webhook{ID: id.New(id.Webhook), OrgID: b.orgA, Kind: store.WebhookListener, Events: []string{callctl.EventCallEnded},
+	wh := store.Webhook{ID: id.New(id.Webhook), OrgID: b.orgA, Kind: store.WebhookListener, Events: []string{event.CallEnded},
 		Secrets: []string{"whsec_" + id.Random(16)}, CreatedAt: b.clock.now(), ExpiresAt: b.clock.now().Add(time.Hour)}
 	if err := b.st.CreateWebhook(t.Context(), wh); err != nil {
 		t.Fatal(err)

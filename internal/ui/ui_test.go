@@ -21,6 +21,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/operator"
 	"switchboard/internal/store"
@@ -646,7 +647,7 @@ func TestCallWebhookMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, callID := range []string{b.callA.ID, "call_other"} {
-		ev := store.Event{ID: id.New("evt"), Type: "call.ended", At: time.Now(), Data: []byte(`{}`), CallID: callID}
+		ev := event.Event{ID: id.New("evt"), Type: "call.ended", At: time.Now(), Data: []byte(`{}`), CallID: callID}
 		if err := b.st.QueueEvent(ctx, b.orgA, ev, ev.At); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"switchboard/internal/apperr"
-	"switchboard/internal/callctl"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
 	"switchboard/internal/webhook"
@@ -58,7 +58,7 @@ func (s *Server) webhooksPage(w http.ResponseWriter, r *request, status int, p w
 		p.Webhooks = append(p.Webhooks, webhookRow{Webhook: wh, Name: endpointName(wh), Delete: &confirmForm{Label: "Delete", Action: "/ui/webhooks/" + wh.ID + "/delete",
 			Question: "Delete the endpoint " + endpointName(wh) + "? Its undelivered messages are dropped."}})
 	}
-	p.Events = callctl.EventTypes
+	p.Events = event.Types
 	s.render(w, r, status, view{Name: "webhooks", Nav: "webhooks", Title: "Webhooks", Data: p})
 	return nil
 }
@@ -79,7 +79,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *request) error {
 	if len(events) == 0 {
 		errs.Add("events", "choose at least one event")
 	}
-	s.cfg.Webhooks.CheckEndpoint(r.Context(), f.URL, events, callctl.EventTypes, &errs)
+	s.cfg.Webhooks.CheckEndpoint(r.Context(), f.URL, events, event.Types, &errs)
 	if err := errs.Err(); err != nil {
 		fe, _ := userError(err, func(field string) (string, string) {
 			if strings.HasPrefix(field, "events") {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"switchboard/internal/event"
 	"switchboard/internal/store"
 )
 
@@ -45,7 +46,7 @@ func (s *Store) ClaimAnalyses(ctx context.Context, now time.Time, lease time.Dur
 
 // FinishAnalysis stores a claimed analysis's outcome. It filters by the
 // organization too: the events are queued for a.OrgID's endpoints.
-func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error {
+func (s *Store) FinishAnalysis(ctx context.Context, a store.Analysis, events ...event.Event) error {
 	return wrap("FinishAnalysis", s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, `UPDATE analyses SET state = ?, result = ?, error = ?, locked_until = 0, updated_at = ? WHERE call_id = ? AND org_id = ? AND state = ?`,
 			a.State, string(a.Result), a.Error, ms(a.UpdatedAt), a.CallID, a.OrgID, store.AnalysisPending)

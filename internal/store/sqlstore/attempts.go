@@ -10,6 +10,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 )
@@ -378,7 +379,7 @@ func (s *Store) dueCandidates(ctx context.Context, tx *sql.Tx, now time.Time, li
 var handOut = claim{Table: "attempts", Key: "id", Lease: "leased_until", Count: "leases"}
 
 // EndAttemptCall saves the call and, when it has just ended, does end to its attempt.
-func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
+func (s *Store) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...event.Event) error {
 	return wrap("EndAttemptCall", s.tx(ctx, func(tx *sql.Tx) error {
 		deltas, err := s.updateCall(ctx, tx, c, prev, events)
 		if err != nil {
@@ -425,5 +426,5 @@ func (s *Store) retryAttempt(ctx context.Context, tx *sql.Tx, c call.Call, prev 
 		triesJSON(ts), ms(end.RequestedAt), ms(end.DueAt), ms(c.UpdatedAt), c.AttemptID); err != nil {
 		return err
 	}
-	return s.queueEvents(ctx, tx, c.OrgID, []store.Event{end.Retrying})
+	return s.queueEvents(ctx, tx, c.OrgID, []event.Event{end.Retrying})
 }

@@ -12,6 +12,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
 )
@@ -261,7 +262,7 @@ func resultJSON(r call.Result) string {
 }
 
 // UpdateCall saves one call: UpdateCalls of one.
-func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
+func (s *Store) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...event.Event) error {
 	return wrap("UpdateCall", only(s.UpdateCalls(ctx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}})))
 }
 
@@ -290,7 +291,7 @@ func (s *Store) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]error
 // totals: it returns their deltas, which the caller applies last
 // (bumpCounts), so that the totals' rows are locked only from then until
 // the commit.
-func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []store.Event) ([]countDelta, error) {
+func (s *Store) updateCall(ctx context.Context, tx *sql.Tx, c call.Call, prev call.Status, events []event.Event) ([]countDelta, error) {
 	errs := make([]error, 1)
 	deltas, err := s.updateCalls(ctx, tx, []store.CallUpdate{{Call: c, Prev: prev, Events: events}}, errs)
 	if err != nil {
@@ -319,7 +320,7 @@ func (s *Store) updateCalls(ctx context.Context, tx *sql.Tx, us []store.CallUpda
 	var (
 		deltas []countDelta
 		ended  []int
-		byOrg  = map[string][]store.Event{}
+		byOrg  = map[string][]event.Event{}
 		orgs   []string
 	)
 	for chunk := range slices.Chunk(idx, 200) {
@@ -429,7 +430,7 @@ func (s *Store) queryCalls(ctx context.Context, query string, args ...any) ([]ca
 }
 
 // CreateCall stores one call: CreateCalls of one.
-func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
+func (s *Store) CreateCall(ctx context.Context, c call.Call, suppressed ...event.Event) error {
 	return wrap("CreateCall", only(s.CreateCalls(ctx, []store.NewCall{{Call: c, Suppressed: suppressed}})))
 }
 

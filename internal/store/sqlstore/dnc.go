@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
@@ -176,7 +177,7 @@ func (s *Store) DeleteDNC(ctx context.Context, orgID, number string) error {
 // suppressAttempt ends the pending attempt of a dial to a listed number
 // as suppressed and queues the events that announce it; false when the
 // attempt was no longer pending.
-func (s *Store) suppressAttempt(ctx context.Context, tx *sql.Tx, c call.Call, events []store.Event) (bool, error) {
+func (s *Store) suppressAttempt(ctx context.Context, tx *sql.Tx, c call.Call, events []event.Event) (bool, error) {
 	res, err := s.exec(ctx, tx, `UPDATE attempts SET state = ?, error = ?, updated_at = ? WHERE id = ? AND state = 'pending'`,
 		string(schedule.Suppressed), c.To+" is on the do-not-call list", ms(c.CreatedAt), c.AttemptID)
 	if err != nil {

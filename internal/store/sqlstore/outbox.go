@@ -8,13 +8,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
 )
 
 // queueEvents fans events out to the organization's endpoints that
 // subscribe to them, inside the caller's transaction.
-func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, events []store.Event) error {
+func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, events []event.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -69,8 +70,8 @@ func (s *Store) queueEvents(ctx context.Context, tx *sql.Tx, orgID string, event
 }
 
 // QueueEvent queues one event outside a call update.
-func (s *Store) QueueEvent(ctx context.Context, orgID string, ev store.Event, at time.Time) error {
-	return wrap("QueueEvent", s.tx(ctx, func(tx *sql.Tx) error { return s.queueEvents(ctx, tx, orgID, []store.Event{ev}) }))
+func (s *Store) QueueEvent(ctx context.Context, orgID string, ev event.Event, at time.Time) error {
+	return wrap("QueueEvent", s.tx(ctx, func(tx *sql.Tx) error { return s.queueEvents(ctx, tx, orgID, []event.Event{ev}) }))
 }
 
 // ListCallMessages lists the webhook messages about a call.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"switchboard/internal/event"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 )
@@ -277,7 +278,7 @@ func (s *Store) DoneSchedules(ctx context.Context, limit int) ([]store.ScheduleS
 }
 
 // CompleteSchedule marks a done schedule completed, once.
-func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev store.Event) (bool, error) {
+func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev event.Event) (bool, error) {
 	marked := false
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		marked = false
@@ -290,13 +291,13 @@ func (s *Store) CompleteSchedule(ctx context.Context, orgID, id string, at time.
 			return err
 		}
 		marked = true
-		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
+		return s.queueEvents(ctx, tx, orgID, []event.Event{ev})
 	})
 	return marked, wrap("CompleteSchedule", err)
 }
 
 // SetSchedulePaused pauses or resumes a schedule.
-func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (store.ScheduleChange, error) {
+func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev event.Event) (store.ScheduleChange, error) {
 	var out store.ScheduleChange
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		out = store.ScheduleChange{}
@@ -327,7 +328,7 @@ func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused 
 		}
 		out.Changed = true
 		state(to)
-		return s.queueEvents(ctx, tx, orgID, []store.Event{ev})
+		return s.queueEvents(ctx, tx, orgID, []event.Event{ev})
 	})
 	return out, wrap("SetSchedulePaused", err)
 }

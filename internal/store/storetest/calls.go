@@ -9,6 +9,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
 )
@@ -317,9 +318,9 @@ func testCalls(t *testing.T, open Opener) {
 		started := newEvent("call.started", at(time.Minute))
 		us := []store.CallUpdate{
 			{Call: change(cs[0], call.Ringing, time.Minute), Prev: call.Queued},
-			{Call: change(cs[1], call.InProgress, time.Minute), Prev: call.Queued, Events: []store.Event{started}},
+			{Call: change(cs[1], call.InProgress, time.Minute), Prev: call.Queued, Events: []event.Event{started}},
 			{Call: change(cs[2], call.Ended, time.Minute), Prev: call.Queued},
-			{Call: change(cs[3], call.Ended, time.Minute), Prev: call.Ringing, Events: []store.Event{newEvent("call.started", at(time.Minute))}}, // stale prev
+			{Call: change(cs[3], call.Ended, time.Minute), Prev: call.Ringing, Events: []event.Event{newEvent("call.started", at(time.Minute))}}, // stale prev
 			{Call: change(cs[0], call.InProgress, 2*time.Minute), Prev: call.Queued},                                                             // named twice
 			{Call: change(theirs, call.Ringing, time.Minute), Prev: call.Queued},
 		}

@@ -9,6 +9,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
@@ -236,8 +237,8 @@ func testCampaigns(t *testing.T, open Opener) {
 		if len(leased) != 1 {
 			t.Fatalf("LeaseAttempts(limit 1) = %d; want 1", len(leased))
 		}
-		ev := func(typ string) store.Event {
-			return store.Event{ID: id.New("evt"), Type: typ, At: now, Data: []byte(`{"scheduleId":"` + f.sc.ID + `"}`)}
+		ev := func(typ string) event.Event {
+			return event.Event{ID: id.New("evt"), Type: typ, At: now, Data: []byte(`{"scheduleId":"` + f.sc.ID + `"}`)}
 		}
 		for i, want := range []bool{true, false} {
 			ch, err := s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, ev("schedule.paused"))
@@ -304,7 +305,7 @@ func testCampaigns(t *testing.T, open Opener) {
 		o := mustOrg(t, s, "Acme")
 		mustWebhook(t, s, o.ID, "schedule.paused", "schedule.resumed")
 		now := at(time.Hour)
-		ev := func(typ string) store.Event { return newEvent(typ, now) }
+		ev := func(typ string) event.Event { return newEvent(typ, now) }
 		// Finished: its one attempt was dialed and its call ended.
 		f := campaignSchedule(t, s, o.ID, 1, at(time.Minute), nil)
 		c := mustCall(t, s, scheduledCall(f, f.attempts[0], at(time.Minute)))
@@ -380,7 +381,7 @@ func testCampaigns(t *testing.T, open Opener) {
 		for i, ct := range f.contacts {
 			c := scheduledCall(f, byContact[ct.ID], at(time.Minute))
 			c.To = ct.PhoneNumber
-			ncs = append(ncs, store.NewCall{Call: c, Suppressed: []store.Event{newEvent("schedule.attempt.suppressed", at(time.Minute))}})
+			ncs = append(ncs, store.NewCall{Call: c, Suppressed: []event.Event{newEvent("schedule.attempt.suppressed", at(time.Minute))}})
 			if i == 2 { // dialed already: refused
 				mustCall(t, s, scheduledCall(f, byContact[ct.ID], at(time.Second)))
 			}
@@ -445,11 +446,11 @@ func testCampaigns(t *testing.T, open Opener) {
 			t.Helper()
 			prev := c.Status
 			must(t, "Transition", c.Transition(call.Change{To: call.Ended, At: endedAt, Outcome: outcome, Reason: reason}))
-			must(t, "EndAttemptCall", s.EndAttemptCall(ctx, c, prev, e, store.Event{ID: id.New("evt"), Type: "call.ended", At: endedAt, Data: []byte(`{}`), CallID: c.ID}))
+			must(t, "EndAttemptCall", s.EndAttemptCall(ctx, c, prev, e, event.Event{ID: id.New("evt"), Type: "call.ended", At: endedAt, Data: []byte(`{}`), CallID: c.ID}))
 			return c
 		}
-		ev := func(typ string) store.Event {
-			return store.Event{ID: id.New("evt"), Type: typ, At: t0, Data: []byte(`{}`)}
+		ev := func(typ string) event.Event {
+			return event.Event{ID: id.New("evt"), Type: typ, At: t0, Data: []byte(`{}`)}
 		}
 		// Try 1 ends busy: retried.
 		c1 := mustCall(t, s, scheduledCall(f, a, at(time.Minute)))
@@ -579,7 +580,7 @@ func racePauseClaim(t *testing.T, open Opener) {
 		var callErr, pauseErr error
 		race(func() { callErr = s.CreateCall(ctx, c) },
 			func() {
-				_, pauseErr = s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, store.Event{ID: id.New("evt"), Type: "schedule.paused", At: now, Data: []byte(`{}`)})
+				_, pauseErr = s.SetSchedulePaused(ctx, o.ID, f.sc.ID, true, now, event.Event{ID: id.New("evt"), Type: "schedule.paused", At: now, Data: []byte(`{}`)})
 			})
 		must(t, fmt.Sprintf("round %d: SetSchedulePaused", r), pauseErr)
 		a, _, err := s.GetAttempt(ctx, leased[0].ID)

@@ -9,6 +9,7 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/operator"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
@@ -234,7 +235,7 @@ func (r *recorder) ContactZones(ctx context.Context, orgID, purchaseID string, i
 	return r.s.ContactZones(ctx, orgID, purchaseID, ids)
 }
 
-func (r *recorder) CreateCall(ctx context.Context, c call.Call, suppressed ...store.Event) error {
+func (r *recorder) CreateCall(ctx context.Context, c call.Call, suppressed ...event.Event) error {
 	r.hit("CreateCall")
 	return r.s.CreateCall(ctx, c, suppressed...)
 }
@@ -264,7 +265,7 @@ func (r *recorder) ListCalls(ctx context.Context, orgID string, f store.CallFilt
 	return r.s.ListCalls(ctx, orgID, f)
 }
 
-func (r *recorder) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...store.Event) error {
+func (r *recorder) UpdateCall(ctx context.Context, c call.Call, prev call.Status, events ...event.Event) error {
 	r.hit("UpdateCall")
 	return r.s.UpdateCall(ctx, c, prev, events...)
 }
@@ -324,12 +325,12 @@ func (r *recorder) DoneSchedules(ctx context.Context, limit int) ([]store.Schedu
 	return r.s.DoneSchedules(ctx, limit)
 }
 
-func (r *recorder) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev store.Event) (bool, error) {
+func (r *recorder) CompleteSchedule(ctx context.Context, orgID, id string, at time.Time, ev event.Event) (bool, error) {
 	r.hit("CompleteSchedule")
 	return r.s.CompleteSchedule(ctx, orgID, id, at, ev)
 }
 
-func (r *recorder) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev store.Event) (store.ScheduleChange, error) {
+func (r *recorder) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool, at time.Time, ev event.Event) (store.ScheduleChange, error) {
 	r.hit("SetSchedulePaused")
 	return r.s.SetSchedulePaused(ctx, orgID, id, paused, at, ev)
 }
@@ -359,7 +360,7 @@ func (r *recorder) LeaseAttempts(ctx context.Context, now time.Time, lease time.
 	return r.s.LeaseAttempts(ctx, now, lease, limit, caps)
 }
 
-func (r *recorder) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...store.Event) error {
+func (r *recorder) EndAttemptCall(ctx context.Context, c call.Call, prev call.Status, end store.AttemptEnd, events ...event.Event) error {
 	r.hit("EndAttemptCall")
 	return r.s.EndAttemptCall(ctx, c, prev, end, events...)
 }
@@ -384,7 +385,7 @@ func (r *recorder) ClaimAnalyses(ctx context.Context, now time.Time, lease time.
 	return r.s.ClaimAnalyses(ctx, now, lease, limit)
 }
 
-func (r *recorder) FinishAnalysis(ctx context.Context, a store.Analysis, events ...store.Event) error {
+func (r *recorder) FinishAnalysis(ctx context.Context, a store.Analysis, events ...event.Event) error {
 	r.hit("FinishAnalysis")
 	return r.s.FinishAnalysis(ctx, a, events...)
 }
@@ -424,7 +425,7 @@ func (r *recorder) ExpireListeners(ctx context.Context, now time.Time) (int, err
 	return r.s.ExpireListeners(ctx, now)
 }
 
-func (r *recorder) QueueEvent(ctx context.Context, orgID string, ev store.Event, at time.Time) error {
+func (r *recorder) QueueEvent(ctx context.Context, orgID string, ev event.Event, at time.Time) error {
 	r.hit("QueueEvent")
 	return r.s.QueueEvent(ctx, orgID, ev, at)
 }

@@ -10,6 +10,7 @@ import (
 
 	"switchboard/internal/apperr"
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 	"switchboard/internal/id"
 	"switchboard/internal/store"
 )
@@ -57,9 +58,9 @@ func webhookIDs(ws []store.Webhook) []string {
 }
 
 // newEvent is an event of type typ at the given time whose data names it.
-func newEvent(typ string, at time.Time) store.Event {
+func newEvent(typ string, at time.Time) event.Event {
 	evID := id.New("evt")
-	return store.Event{ID: evID, Type: typ, At: at, Data: []byte(`{"event":"` + evID + `","n":[1,2]}`)}
+	return event.Event{ID: evID, Type: typ, At: at, Data: []byte(`{"event":"` + evID + `","n":[1,2]}`)}
 }
 
 // envelope is the body a receiver gets for an event (docs/api.md, Events).
@@ -72,7 +73,7 @@ type envelope struct {
 // wantMessage checks a claimed message against the event ev queued for
 // endpoint w (whose secrets are the current ones), in the given state and
 // with the given attempts. The message id is the store's.
-func wantMessage(t *testing.T, call string, m store.OutboxMessage, w store.Webhook, ev store.Event, attempts int) {
+func wantMessage(t *testing.T, call string, m store.OutboxMessage, w store.Webhook, ev event.Event, attempts int) {
 	t.Helper()
 	if m.ID == "" || m.OrgID != w.OrgID || m.WebhookID != w.ID || m.URL != w.URL || !slices.Equal(m.Secrets, w.Secrets) ||
 		m.Type != ev.Type || m.State != store.OutboxPending || m.Attempts != attempts || !m.CreatedAt.Equal(msTime(ev.At)) {
@@ -433,7 +434,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		mustWebhook(t, s, other.ID, evEnded)
 		ev1, ev2, noCall, elsewhere := newEvent(evEnded, t0), newEvent(evEnded, at(time.Second)), newEvent(evEnded, at(2*time.Second)), newEvent(evEnded, at(3*time.Second))
 		ev1.CallID, ev2.CallID, elsewhere.CallID = "call_one", "call_one", "call_two"
-		for _, ev := range []store.Event{ev1, ev2, noCall, elsewhere} {
+		for _, ev := range []event.Event{ev1, ev2, noCall, elsewhere} {
 			must(t, "QueueEvent", s.QueueEvent(ctx, o.ID, ev, ev.At))
 		}
 		theirs := newEvent(evEnded, at(4*time.Second))
@@ -523,7 +524,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		w := mustWebhook(t, s, o.ID, evEnded)
 		sibling := mustWebhook(t, s, o.ID, evStarted)
 		foreign := mustWebhook(t, s, other.ID, evEnded)
-		evs := []store.Event{newEvent(evEnded, t0), newEvent(evEnded, at(time.Millisecond)), newEvent(evEnded, at(2*time.Millisecond))}
+		evs := []event.Event{newEvent(evEnded, t0), newEvent(evEnded, at(time.Millisecond)), newEvent(evEnded, at(2*time.Millisecond))}
 		for _, ev := range evs {
 			must(t, "QueueEvent", s.QueueEvent(ctx, o.ID, ev, ev.At))
 		}
@@ -534,7 +535,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		}
 		var mine []store.OutboxMessage
 		var theirs store.OutboxMessage
-		eventOf := map[string]store.Event{} // message id → its event
+		eventOf := map[string]event.Event{} // message id → its event
 		for _, m := range ms {
 			if m.WebhookID == foreign.ID {
 				theirs = m

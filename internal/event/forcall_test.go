@@ -1,4 +1,4 @@
-package callctl
+package event_test
 
 import (
 	"strings"
@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"switchboard/internal/call"
+	"switchboard/internal/event"
 )
 
-// TestEventsRecordingURL: a recorded call's webhook payloads give its
+// TestForCallRecordingURL: a recorded call's webhook payloads give its
 // recordingUrl under the public URL, as the API does; an unrecorded one's
 // give none.
-func TestEventsRecordingURL(t *testing.T) {
+func TestForCallRecordingURL(t *testing.T) {
 	now := time.Now()
 	c := call.Call{ID: "call_x", OrgID: "org_x", Type: call.Phone, Status: call.Ended, Outcome: call.Completed,
 		EndedReason: call.ReasonCustomerEnded, CreatedAt: now, UpdatedAt: now, Recording: "recordings/org_x/call_x.wav"}
 	want := `"recordingUrl":"https://calls.example.com/v1/calls/call_x/recording"`
-	evs := Events(c, "https://calls.example.com/")
+	evs := event.ForCall(c, "https://calls.example.com/")
 	if len(evs) == 0 {
 		t.Fatal("no events for an ended call")
 	}
@@ -26,7 +27,7 @@ func TestEventsRecordingURL(t *testing.T) {
 		}
 	}
 	c.Recording = ""
-	for _, e := range Events(c, "https://calls.example.com") {
+	for _, e := range event.ForCall(c, "https://calls.example.com") {
 		if strings.Contains(string(e.Data), "recordingUrl") {
 			t.Errorf("%s payload of an unrecorded call: %s", e.Type, e.Data)
 		}
