@@ -24,17 +24,12 @@ type refusal struct {
 	expected bool
 }
 
-// kindStatus is the one table from an error kind (of the store or of call
-// control) to the status and code of the refusal.
-var kindStatus = map[apperr.Kind]int{
-	apperr.NotFound:    http.StatusNotFound,
-	apperr.Conflict:    http.StatusConflict,
-	apperr.Unavailable: http.StatusServiceUnavailable,
-}
-
 // refusalFor classifies err, an error of the store or of call control
 // that is not a not-found (the caller decides what a missing call or
-// assistant means). nil for nil.
+// assistant means), by the one table from error kind to HTTP status
+// (apperr.Kind.HTTPStatus) that the REST API uses too. An error that is
+// not classified, or whose kind is a server failure, is a 500 that shows
+// nothing of the cause. nil for nil.
 func refusalFor(err error) *refusal {
 	if err == nil {
 		return nil
@@ -43,11 +38,15 @@ func refusalFor(err error) *refusal {
 	if !errors.As(err, &e) {
 		return internalError(err)
 	}
-	status, ok := kindStatus[e.Kind]
-	if !ok {
+	status := e.Kind.HTTPStatus()
+	if status == http.StatusInternalServerError {
 		return internalError(err)
 	}
-	return &refusal{status: status, code: e.ErrorCode(), message: e.Message, err: err}
+	ref := &refusal{status: status, code: e.ErrorCode(), message: e.Message, err: err}
+	if e.Kind == apperr.RateLimited && e.RetryAfter > 0 {
+		ref.header = http.Header{"Retry-After": {throttle.RetryAfter(e.RetryAfter)}}
+	}
+	return ref
 }
 
 // unknownCall is the one answer to a call id that is not the caller's:
