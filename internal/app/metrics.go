@@ -106,27 +106,22 @@ func (m *Main) serveMetrics(ctx context.Context, public *http.ServeMux, h http.H
 // with Retry-After once it is spent.
 func bearer(token string, h http.Handler, refusals *throttle.Limiter, proxies throttle.Proxies) http.Handler {
 	want := sha256.Sum256([]byte(token))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var adm throttle.Admission
-		if refusals != nil {
-			adm = refusals.Admit(proxies.Client(r))
-		}
-		if adm.Blocked {
-			httpapi.WriteError(w, &apperr.Error{Kind: apperr.RateLimited, RetryAfter: adm.Wait,
-				Message: "too many requests from this address failed authentication; retry later"})
-			return
-		}
+	check := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		sum := sha256.Sum256([]byte(got))
-		good := ok && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
-		refusals.Done(adm, !good)
-		if !good {
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
 			httpapi.WriteError(w, apperr.New(apperr.Unauthenticated, "metrics need Authorization: Bearer <the metrics token>"))
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+	return throttle.Guard(refusals, proxies, check,
+		func(status int) bool { return status == http.StatusUnauthorized },
+		func(w http.ResponseWriter, wait time.Duration) {
+			httpapi.WriteError(w, &apperr.Error{Kind: apperr.RateLimited, RetryAfter: wait,
+				Message: "too many requests from this address failed authentication; retry later"})
+		})
 }
 
 // gatewayCollector reports the gateway's counters.

@@ -1,11 +1,10 @@
 package app
 
 import (
-	"bufio"
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
+	"time"
 
 	"switchboard/internal/secret"
 	"switchboard/internal/store"
@@ -41,45 +40,9 @@ func newTwilio(cfg Config, db store.Connections, sealer *secret.Sealer, log *slo
 // client whose requests keep failing the signature check (403) gets 429
 // before the connection lookup and the HMAC a forged request costs.
 func refusalBudget(h http.Handler, refusals *throttle.Limiter, proxies throttle.Proxies) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var adm throttle.Admission
-		if refusals != nil {
-			adm = refusals.Admit(proxies.Client(r))
-		}
-		if adm.Blocked {
-			w.Header().Set("Retry-After", throttle.RetryAfter(adm.Wait))
+	return throttle.Guard(refusals, proxies, h,
+		func(status int) bool { return status == http.StatusForbidden },
+		func(w http.ResponseWriter, _ time.Duration) {
 			http.Error(w, "too many refused requests from this address; retry later", http.StatusTooManyRequests)
-			return
-		}
-		sw := &statusWriter{ResponseWriter: w}
-		h.ServeHTTP(sw, r)
-		refusals.Done(adm, sw.status == http.StatusForbidden)
-	})
+		})
 }
-
-// statusWriter keeps the status a handler answered; it can be hijacked
-// (a media stream's websocket upgrade).
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
