@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The bare handler answers with a body of the same shape as GET /v1/calls
+// bareCall is an item of the bare handler's answer, the same shape as GET /v1/calls'
 // (httpapi's envelope and callView, mirrored here field for field because
 // those types are unexported).
 type bareCall struct {

@@ -110,7 +110,7 @@ func (n *Node) owner(ctx context.Context, orgID, callID string) (node string, re
 	return c.NodeID, true, nil
 }
 
-// errOwnerLost is the answer, at once, for a call whose node's lease has
+// ownerLost is the answer, at once, for a call whose node's lease has
 // lapsed: nothing can reach its line, and the leader ends it node-lost.
 func (n *Node) ownerLost(ctx context.Context, node, callID string) error {
 	nd, err := n.cfg.Store.GetNode(ctx, node)

@@ -666,9 +666,6 @@ func (ss *session) update(u protocol.SessionUpdate) bool {
 	return true
 }
 
-// abuse reports a fatal client error and marks the session for close 4400;
-// the reader then stops, which ends the call (customer-ended-call, as the
-// protocol document's table says).
 // abuseErr is abuse for an error of the protocol's checks (a *protocol.Error).
 func (ss *session) abuseErr(err error) {
 	var pe *protocol.Error
@@ -678,6 +675,9 @@ func (ss *session) abuseErr(err error) {
 	ss.abuse(pe)
 }
 
+// abuse reports a fatal client error and marks the session for close 4400;
+// the reader then stops, which ends the call (customer-ended-call, as the
+// protocol document's table says).
 func (ss *session) abuse(pe *protocol.Error) {
 	ss.srv.stats.abuse.Add(1)
 	ss.log.Info("the client broke the abuse rule; closing with 4400", "code", pe.Code, "message", pe.Message)

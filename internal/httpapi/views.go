@@ -48,7 +48,7 @@ type tryView struct {
 	EndedReason *string `json:"endedReason"`
 }
 
-// attemptState is the attempt's state as shown: dialed attempts show the
+// viewAttempt is an attempt as shown; its state: dialed attempts show the
 // progress of their call (in-progress until it ends, then completed).
 func viewAttempt(a schedule.Attempt) attemptView {
 	v := attemptView{ID: a.ID, ContactID: a.ContactID, RequestedAt: ts(a.RequestedAt), DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error,

@@ -186,7 +186,7 @@ func (p *Provider) serveVoice(w http.ResponseWriter, r *http.Request) {
 	writeTwiML(w, p.streamTwiML(connID, callID))
 }
 
-// findCall returns the live call of a webhook: by the call id in the path
+// findCallLocked returns the live call of a webhook: by the call id in the path
 // (outbound) or by CallSid (a number's status callback), on the
 // connection of the path. It adopts the CallSid of an outbound call whose
 // create request has not returned yet. Under p.mu.

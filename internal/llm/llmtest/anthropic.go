@@ -151,7 +151,7 @@ func (f *anthropicFake) stream(w http.ResponseWriter, r *http.Request, n int, tu
 	ew.event(ctx, "message_stop", `{"type":"message_stop"}`)
 }
 
-// The stream's JSON, in the API's key order ("type" first).
+// anEvent is one event of the stream, in the API's key order ("type" first).
 type anEvent struct {
 	Type         string        `json:"type"`
 	Message      *anMessageOut `json:"message,omitempty"`

@@ -57,10 +57,6 @@ func leaseAttemptsRace(t *testing.T, a, b store.Store) {
 	})
 }
 
-// dialClaimRace has two nodes create a call for each of 20 attempts at the
-// same moment (two dial jobs of one attempt: a stranded one rescued late,
-// and the one of its next lease): for each attempt exactly one CreateCall
-// succeeds, the other is a Conflict, and the attempt links the winner's call.
 // claimDialsRace: the dialers of two nodes claim the attempts the
 // promoter handed out; each is held by one of them at a time.
 func claimDialsRace(t *testing.T, a, b store.Store) {
@@ -81,6 +77,10 @@ func claimDialsRace(t *testing.T, a, b store.Store) {
 	})
 }
 
+// dialClaimRace has two nodes create a call for each of 20 attempts at the
+// same moment (two dial jobs of one attempt: a stranded one rescued late,
+// and the one of its next lease): for each attempt exactly one CreateCall
+// succeeds, the other is a Conflict, and the attempt links the winner's call.
 func dialClaimRace(t *testing.T, a, b store.Store) {
 	ctx := t.Context()
 	f := newScheduleFixture(t, a, 20, at(0))

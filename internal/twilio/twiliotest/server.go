@@ -481,7 +481,7 @@ func (s *Server) number(w http.ResponseWriter, r *http.Request, a *account, pn s
 	}
 }
 
-// ownerOf returns the account owning number and the number, under s.mu.
+// ownerOfLocked returns the account owning number and the number, under s.mu.
 func (s *Server) ownerOfLocked(number string) (*account, *Number) {
 	for _, a := range s.accounts {
 		for _, n := range a.numbers {
