@@ -24,7 +24,7 @@ const (
 	EventScheduleResumed = "schedule.resumed"
 	// EventScheduleCompleted: no attempt of the schedule is left pending
 	// or with a live call (queued once, by the leader's sweep:
-	// scheduling.Service.Complete).
+	// campaign.Service.Complete).
 	EventScheduleCompleted = "schedule.completed"
 )
 

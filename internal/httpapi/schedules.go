@@ -7,10 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"switchboard/internal/campaign"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
-	"switchboard/internal/scheduling"
 )
 
 func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error) {
@@ -18,7 +18,7 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, err
 	}
-	req := scheduling.Request{
+	req := campaign.Request{
 		OrgID:      r.orgID,
 		Name:       o.Str("name", true),
 		ContactIDs: o.Strings("contacts_id", true),

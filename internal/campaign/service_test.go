@@ -1,4 +1,4 @@
-package scheduling
+package campaign
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"switchboard/internal/telephony"
 )
 
-// testBundle is a scheduling Service on a fresh SQLite store, a provider
+// testBundle is a campaign Service on a fresh SQLite store, a provider
 // that records what it is asked to dial, and a clock the test moves.
 type testBundle struct {
 	svc      *Service
