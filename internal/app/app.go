@@ -299,7 +299,7 @@ func (m *Main) build(ctx context.Context) error {
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
 	m.sandbox = sandbox.New(m.sandboxConfig(cfg), log.With("provider", "sandbox"))
-	nets := []telephony.Provider{m.sandbox}
+	nets := []telephony.Network{m.sandbox}
 	if cfg.SIP != nil {
 		if m.sip, err = sip.New(*cfg.SIP, log); err != nil {
 			return err

@@ -47,7 +47,7 @@ func setup(t *testing.T, cfg Config) *testBundle {
 	}
 	log := slog.New(slog.DiscardHandler)
 	b := &testBundle{store: db, provider: &recordingProvider{}, clock: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	calls := callctl.New(callctl.Config{Store: db, Providers: []telephony.Provider{b.provider}, Log: log})
+	calls := callctl.New(callctl.Config{Store: db, Providers: []telephony.Network{b.provider}, Log: log})
 	b.svc = New(db, calls, cfg, log)
 	b.svc.now = func() time.Time { return b.clock }
 
