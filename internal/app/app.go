@@ -98,9 +98,10 @@ type Config struct {
 	// progress, and a conversation may outlive its maximum duration, before
 	// housekeeping ends it as lost (its owner died).
 	LostCallGrace time.Duration
-	// JobPoll is how often a node's dialer looks for attempts the promoter
-	// handed out (default 100 ms; a promotion on the same node wakes it).
-	JobPoll time.Duration
+	// DialPoll is how often a node's dialer looks for attempts the promoter
+	// handed out (DefaultConfig: 200 ms; zero is campaign.DefaultDialEvery,
+	// 100 ms); a promotion on the same node wakes it at once.
+	DialPoll time.Duration
 	// PromoteEvery is how often the leader hands out due scheduled attempts.
 	PromoteEvery time.Duration
 	// Campaigns tunes the campaigns: dial leases, the server's caps, the
@@ -170,7 +171,7 @@ func DefaultConfig() Config {
 		RefusalLimit:      1,
 		RefusalBurst:      20,
 		LostCallGrace:     5 * time.Minute,
-		JobPoll:           200 * time.Millisecond,
+		DialPoll:          200 * time.Millisecond,
 		HousekeepingEvery: 10 * time.Second,
 		ShutdownTimeout:   20 * time.Second,
 		PersonaThink:      300 * time.Millisecond,
@@ -339,7 +340,7 @@ func (m *Main) build(ctx context.Context) error {
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
 	// Every node dials what the leader's promoter hands out (a draining
 	// node takes nothing: the others do).
-	m.dialer = &campaign.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.JobPoll,
+	m.dialer = &campaign.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.DialPoll,
 		Hold: sched.DialHold(), Refuse: m.node.Draining, CancelGrace: dialCancelGrace(cfg), Log: log.With("component", "dialer")}
 	m.loops = m.backgroundLoops(sched, guard)
 
