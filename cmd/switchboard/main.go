@@ -39,10 +39,10 @@ import (
 
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
+	"switchboard/internal/campaign"
 	"switchboard/internal/cluster"
 	"switchboard/internal/id"
 	"switchboard/internal/schedule"
-	"switchboard/internal/scheduling"
 	"switchboard/internal/secret"
 	"switchboard/internal/sip"
 	"switchboard/internal/speech/cloud/deepgram"
@@ -302,7 +302,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	drainTimeout := fs.Duration("drain-timeout", envDuration("SWITCHBOARD_DRAIN_TIMEOUT", 30*time.Second), "on SIGTERM (or SIGINT) the node drains: /readyz fails, new calls are refused, live calls go on for up to this long, then end system-shutdown; a second signal cuts the drain short (env SWITCHBOARD_DRAIN_TIMEOUT)")
 	nodeLease := fs.Duration("node-lease", envDuration("SWITCHBOARD_NODE_LEASE", cluster.DefaultLease), "how long after its last heartbeat a node counts as dead: its live calls then end node-lost; the same on every node (env SWITCHBOARD_NODE_LEASE)")
 	nodeHeartbeat := fs.Duration("node-heartbeat", envDuration("SWITCHBOARD_NODE_HEARTBEAT", cluster.DefaultRenew), "how often the node renews its lease (and the leader its leader lease); well under --node-lease (env SWITCHBOARD_NODE_HEARTBEAT)")
-	dialLease := fs.Duration("dial-lease", envDuration("SWITCHBOARD_DIAL_LEASE", scheduling.DefaultDialLease), "how long a scheduled attempt handed out by the promoter stays handed out before it is handed out again; a node's dialer holds an attempt it claimed for a third of this, so the attempts of a dialer that dies are dialed by the others within it (env SWITCHBOARD_DIAL_LEASE)")
+	dialLease := fs.Duration("dial-lease", envDuration("SWITCHBOARD_DIAL_LEASE", campaign.DefaultDialLease), "how long a scheduled attempt handed out by the promoter stays handed out before it is handed out again; a node's dialer holds an attempt it claimed for a third of this, so the attempts of a dialer that dies are dialed by the others within it (env SWITCHBOARD_DIAL_LEASE)")
 	logLevel := fs.String("log-level", env("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
 	if err := parse(fs, args, stdout); err != nil {
 		return err
@@ -328,7 +328,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if caps[0] < 0 || caps[1] < 0 {
 		return fmt.Errorf("--max-calls-per-org and --max-calls-per-number: want 0 (no cap) or more")
 	}
-	cfg.Scheduling.Caps = schedule.Caps{PerOrg: caps[0], PerNumber: caps[1]}
+	cfg.Campaigns.Caps = schedule.Caps{PerOrg: caps[0], PerNumber: caps[1]}
 	if cfg.TrustedProxies, err = throttle.ParseProxies(*trustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
@@ -339,7 +339,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.SecretKeyFile = *secretKeyFile
 	cfg.DataDir = *dataDir
 	cfg.NodeLease, cfg.NodeHeartbeat = *nodeLease, *nodeHeartbeat
-	cfg.Scheduling.DialLease = *dialLease
+	cfg.Campaigns.DialLease = *dialLease
 	if v := os.Getenv("SWITCHBOARD_SECRET_KEY"); v != "" {
 		// The key itself only from the environment: flags show in ps.
 		if *secretKeyFile != "" {

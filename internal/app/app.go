@@ -29,6 +29,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/callctl"
 	"switchboard/internal/callrun"
+	"switchboard/internal/campaign"
 	"switchboard/internal/cluster"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway"
@@ -36,7 +37,6 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/numbers"
 	"switchboard/internal/recording"
-	"switchboard/internal/scheduling"
 	"switchboard/internal/secret"
 	"switchboard/internal/sip"
 	"switchboard/internal/telephony"
@@ -98,13 +98,15 @@ type Config struct {
 	// progress, and a conversation may outlive its maximum duration, before
 	// housekeeping ends it as lost (its owner died).
 	LostCallGrace time.Duration
-	// JobPoll is how often a node's dialer looks for attempts the promoter
-	// handed out (default 100 ms; a promotion on the same node wakes it).
-	JobPoll time.Duration
+	// DialPoll is how often a node's dialer looks for attempts the promoter
+	// handed out (DefaultConfig: 200 ms; zero is campaign.DefaultDialEvery,
+	// 100 ms); a promotion on the same node wakes it at once.
+	DialPoll time.Duration
 	// PromoteEvery is how often the leader hands out due scheduled attempts.
 	PromoteEvery time.Duration
-	// Scheduling tunes dial leases (zero: scheduling's defaults).
-	Scheduling scheduling.Config
+	// Campaigns tunes the campaigns: dial leases, the server's caps, the
+	// clock (zero fields: campaign's defaults).
+	Campaigns campaign.Config
 	// HousekeepingEvery is the housekeeping interval.
 	HousekeepingEvery time.Duration
 	// ShutdownTimeout bounds graceful shutdown; Close gives each part
@@ -169,7 +171,7 @@ func DefaultConfig() Config {
 		RefusalLimit:      1,
 		RefusalBurst:      20,
 		LostCallGrace:     5 * time.Minute,
-		JobPoll:           200 * time.Millisecond,
+		DialPoll:          200 * time.Millisecond,
 		HousekeepingEvery: 10 * time.Second,
 		ShutdownTimeout:   20 * time.Second,
 		PersonaThink:      300 * time.Millisecond,
@@ -205,7 +207,7 @@ type Main struct {
 	runtime *callrun.Runtime
 	// conversations is the runtime as a part of the list.
 	conversations *conversations
-	dialer        *scheduling.Dialer
+	dialer        *campaign.Dialer
 	http          *server
 	gateway       *gateway.Server
 	// BootstrapKey is the key printed on the first start, for tests.
@@ -298,7 +300,7 @@ func (m *Main) build(ctx context.Context) error {
 	}
 	providers.Transcriber, providers.Voice = m.speech.assistantProviders()
 	m.sandbox = sandbox.New(m.sandboxConfig(cfg), log.With("provider", "sandbox"))
-	nets := []telephony.Provider{m.sandbox}
+	nets := []telephony.Network{m.sandbox}
 	if cfg.SIP != nil {
 		if m.sip, err = sip.New(*cfg.SIP, log); err != nil {
 			return err
@@ -313,7 +315,7 @@ func (m *Main) build(ctx context.Context) error {
 	reg.MustRegister(m.twilio.Collector())
 	nodeID := cluster.NewID()
 	m.calls = callctl.New(callctl.Config{Store: db, Providers: nets, Node: nodeID, Secrets: sealer, PublicURL: cfg.PublicURL, Log: log})
-	sched := scheduling.New(db, m.calls, cfg.Scheduling, log.With("component", "scheduling"))
+	sched := campaign.New(db, m.calls, cfg.Campaigns, log.With("component", "campaign"))
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))
 	m.runtime = callrun.New(callrun.Config{Store: db, Ender: m.calls, Brains: brains, Voices: voices{m.speech, log.With("component", "speech")},
@@ -338,7 +340,7 @@ func (m *Main) build(ctx context.Context) error {
 		"Gateway handshakes answered with plain HTTP instead of an upgrade, by error code.", []string{"reason"}, nil)})
 	// Every node dials what the leader's promoter hands out (a draining
 	// node takes nothing: the others do).
-	m.dialer = &scheduling.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.JobPoll,
+	m.dialer = &campaign.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.DialPoll,
 		Hold: sched.DialHold(), Refuse: m.node.Draining, CancelGrace: dialCancelGrace(cfg), Log: log.With("component", "dialer")}
 	m.loops = m.backgroundLoops(sched, guard)
 
@@ -352,7 +354,7 @@ func (m *Main) build(ctx context.Context) error {
 // backgroundLoops are the loops of the list's "background loops" part:
 // the rate-limit sync (PostgreSQL), the analysis worker, the webhook
 // dispatcher, and on the leader the sweeps, housekeeping and the promoter.
-func (m *Main) backgroundLoops(sched *scheduling.Service, guard webhook.Guard) *loops {
+func (m *Main) backgroundLoops(sched *campaign.Service, guard webhook.Guard) *loops {
 	cfg, log, db, calls := m.cfg, m.log, m.db, m.calls
 	l := &loops{}
 	if db.Kind == "postgres" && (cfg.RateLimit > 0 || cfg.PublicKeyRateLimit > 0) {
@@ -508,7 +510,7 @@ func (m *Main) bootstrap(ctx context.Context) error {
 	return nil
 }
 
-func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *scheduling.Service) error {
+func (m *Main) housekeeping(ctx context.Context, calls *callctl.Service, sched *campaign.Service) error {
 	var errs []error
 	grace := max(m.cfg.LostCallGrace, 2*m.cfg.Sandbox.NoAnswerTimeout)
 	if n, err := calls.EndLost(ctx, grace); err != nil {

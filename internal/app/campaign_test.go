@@ -114,7 +114,7 @@ func TestScheduleCallingHoursPerContactZone(t *testing.T) {
 
 		var offset atomic.Int64
 		cfg := testConfig(dbURL)
-		cfg.Scheduling.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+		cfg.Campaigns.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 		b := start(t, cfg)
 		f := b.fixture(b.key, "+14155550100")
 		ids := b.addContacts(f.purchase, []string{"+14155551234", "+14155555678"}, map[string]string{"+14155551234": "Asia/Kolkata", "+14155555678": "America/Los_Angeles"})
@@ -324,7 +324,7 @@ func TestScheduleCaps(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(dbURL)
-		cfg.Scheduling.Caps.PerNumber = 3
+		cfg.Campaigns.Caps.PerNumber = 3
 		b := start(t, cfg)
 		schedule := func(f fixture, n int, extra map[string]any) (string, int) {
 			var numbers []string

@@ -82,7 +82,7 @@ func testConfig(dbURL string) Config {
 	cfg.Sandbox = sandbox.Config{RingTime: 100 * time.Millisecond, NoAnswerTimeout: 300 * time.Millisecond, TalkTime: 30 * time.Second}
 	cfg.PersonaThink = 20 * time.Millisecond
 	cfg.SandboxVoice = false // text personas keep these tests fast; TestSandboxVoiceCall speaks
-	cfg.JobPoll = 100 * time.Millisecond
+	cfg.DialPoll = 100 * time.Millisecond
 	cfg.HousekeepingEvery = time.Second
 	// Close's budget: a passing test's Close takes what its work takes;
 	// this bounds a stuck one. 15 s, not less: a call that has just ended

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"switchboard/internal/call"
+	"switchboard/internal/campaign"
 	"switchboard/internal/id"
 	"switchboard/internal/schedule"
-	"switchboard/internal/scheduling"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony/sandbox"
 )
@@ -222,7 +222,7 @@ func TestCloseOverrunningDial(t *testing.T) {
 				running, release, wrote := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 				var once sync.Once
 				cfg := Config{ShutdownTimeout: time.Second}
-				d := &scheduling.Dialer{Store: &oneDial{Store: db}, Every: 50 * time.Millisecond, CancelGrace: dialCancelGrace(cfg),
+				d := &campaign.Dialer{Store: &oneDial{Store: db}, Every: 50 * time.Millisecond, CancelGrace: dialCancelGrace(cfg),
 					Dial: func(ctx context.Context, _ []store.Dial) error {
 						close(running)
 						if tc.ignoreCancel {

@@ -38,7 +38,7 @@ type Store interface {
 // Service places calls and follows them to their end.
 type Service struct {
 	store     Store
-	providers map[string]telephony.Provider
+	providers map[string]telephony.Network
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -65,7 +65,7 @@ type Config struct {
 	// Providers are the telephony networks calls are placed on and hung
 	// up through, each under its Name. They report to the Service once
 	// started with it (telephony.CallControl).
-	Providers []telephony.Provider
+	Providers []telephony.Network
 	// Node is the id of this node (cluster.NewID), which the calls whose
 	// line this node takes record as their owner: a phone call it places
 	// or admits, a line a provider hands it, a web call its gateway
@@ -140,7 +140,7 @@ func New(cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: cfg.Store, providers: map[string]telephony.Provider{}, log: cfg.Log, now: id.Now, hangups: map[string]hangup{},
+	s := &Service{store: cfg.Store, providers: map[string]telephony.Network{}, log: cfg.Log, now: id.Now, hangups: map[string]hangup{},
 		secrets: cfg.Secrets, publicURL: cfg.PublicURL, node: cfg.Node}
 	for _, p := range cfg.Providers {
 		s.providers[p.Name()] = p
@@ -164,7 +164,7 @@ func (s *Service) Start(_ context.Context, l Listener) error {
 func (s *Service) Stop(context.Context) error { return nil }
 
 // Provider returns the named provider.
-func (s *Service) Provider(name string) (telephony.Provider, bool) {
+func (s *Service) Provider(name string) (telephony.Network, bool) {
 	p, ok := s.providers[name]
 	return p, ok
 }
@@ -234,7 +234,7 @@ type Placed struct {
 // origin is what placing calls from one number needs, read once a batch.
 type origin struct {
 	p        phone.Purchase
-	prov     telephony.Provider
+	prov     telephony.Network
 	detect   string // PlaceRequest.DetectMachine
 	trunk    telephony.Trunk
 	trunkErr error

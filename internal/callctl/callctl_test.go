@@ -25,7 +25,7 @@ import (
 )
 
 // refusing is a provider that refuses every call.
-type refusing struct{ telephony.Provider }
+type refusing struct{ telephony.Network }
 
 func (refusing) Name() string { return "refusing" }
 func (refusing) Place(context.Context, telephony.PlaceRequest) error {
@@ -36,7 +36,7 @@ func (refusing) Place(context.Context, telephony.PlaceRequest) error {
 // reports anything (a provider that lost the call); with failHangup its
 // Hangup fails.
 type silent struct {
-	telephony.Provider
+	telephony.Network
 	failHangup bool
 	mu         sync.Mutex
 	hungUp     []string
@@ -103,7 +103,7 @@ func setupNode(t *testing.T, provider, node string) *bundle {
 	st := &failingUpdates{Store: db}
 	net := sandbox.New(sandbox.Config{RingTime: 50 * time.Millisecond, TalkTime: time.Hour}, nil)
 	quiet := &silent{}
-	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Provider{net, refusing{}, quiet}, Node: node, Log: slog.New(slog.DiscardHandler)})
+	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Network{net, refusing{}, quiet}, Node: node, Log: slog.New(slog.DiscardHandler)})
 	must(t, net.Start(ctx, svc))
 	t.Cleanup(func() { net.Close() })
 	now := time.Now().UTC()

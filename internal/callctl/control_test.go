@@ -181,7 +181,7 @@ func (s *answeringStore) UpdateCall(ctx context.Context, c call.Call, prev call.
 func TestEndByAPIAnsweredMeanwhile(t *testing.T) {
 	b := setup(t, "silent")
 	st := &answeringStore{Store: b.st}
-	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Provider{b.silent}, Log: slog.New(slog.DiscardHandler)})
+	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Network{b.silent}, Log: slog.New(slog.DiscardHandler)})
 	c, err := svc.PlacePhoneCall(t.Context(), callctl.PhoneCall{OrgID: b.org, PurchaseID: b.purchase.ID, To: "+14155551234"})
 	must(t, err)
 	svc.HandleEvent(telephony.Event{CallID: c.ID, Kind: telephony.Ringing, At: time.Now(), ProviderCallID: "abc@host"})

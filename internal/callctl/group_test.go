@@ -48,7 +48,7 @@ func (h *heldGroups) UpdateCalls(ctx context.Context, us []store.CallUpdate) ([]
 func TestEarlyEventsGrouped(t *testing.T) {
 	b := setup(t, "silent")
 	st := &heldGroups{Store: b.st, release: make(chan struct{})}
-	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Provider{b.silent}, Log: slog.New(slog.DiscardHandler)})
+	svc := callctl.New(callctl.Config{Store: st, Providers: []telephony.Network{b.silent}, Log: slog.New(slog.DiscardHandler)})
 	st.held.Store(true) // not yet: armed below
 	ctx := t.Context()
 	var cs []call.Call

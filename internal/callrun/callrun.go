@@ -411,7 +411,7 @@ func (r *Runtime) startAudio(ctx context.Context, wg *sync.WaitGroup, cfg conver
 	if rn.out.voice() != nil {
 		return errors.New("the call's audio is already on")
 	}
-	watch := newMachine(c, a, f, rn.send, log)
+	watch := newAMDWatch(c, a, f, rn.send, log)
 	var machineNow bool // the provider found a machine: leave the message
 	if amd := rn.caps.AMD; amd.Ran {
 		watch = nil
@@ -425,7 +425,7 @@ func (r *Runtime) startAudio(ctx context.Context, wg *sync.WaitGroup, cfg conver
 	if rec != nil {
 		vcfg.Recorder = rec
 	}
-	pipe, err := voice.New(vcfg, lineOutput{line: rn.line, machine: watch})
+	pipe, err := voice.New(vcfg, lineOutput{line: rn.line, watch: watch})
 	if err != nil {
 		if rec != nil {
 			_ = rec.Close()
@@ -585,7 +585,7 @@ type receiver struct {
 }
 
 func (rx *receiver) Audio(b []byte) {
-	pipe, watch := rx.rn.out.voiceAndMachine()
+	pipe, watch := rx.rn.out.voiceAndWatch()
 	if pipe == nil {
 		return
 	}

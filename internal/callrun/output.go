@@ -54,8 +54,8 @@ type output struct {
 
 	mu        sync.Mutex
 	pipe      *voice.Pipeline
-	watch     *machine // the voicemail watcher; nil unless the call is watched
-	expecting []string // the last expected answers, for a pipeline that starts later
+	watch     *amdWatch // the answering-machine watcher; nil unless the call is watched
+	expecting []string  // the last expected answers, for a pipeline that starts later
 	record    *call.Call
 }
 
@@ -71,7 +71,7 @@ func (o *output) voice() *voice.Pipeline {
 	return o.pipe
 }
 
-func (o *output) voiceAndMachine() (*voice.Pipeline, *machine) {
+func (o *output) voiceAndWatch() (*voice.Pipeline, *amdWatch) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.pipe, o.watch
@@ -79,7 +79,7 @@ func (o *output) voiceAndMachine() (*voice.Pipeline, *machine) {
 
 // setVoice turns the output over to pipe, which hears what the
 // conversation expects next.
-func (o *output) setVoice(pipe *voice.Pipeline, watch *machine) {
+func (o *output) setVoice(pipe *voice.Pipeline, watch *amdWatch) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pipe, o.watch = pipe, watch
@@ -164,8 +164,8 @@ func (o *output) Expect(answers []string) {
 // lineOutput is the voice pipeline's output: the audio and the events go
 // to the line (and the callee's transcripts to the voicemail watcher).
 type lineOutput struct {
-	line    telephony.Line
-	machine *machine // hears the callee's transcripts; nil unless watched
+	line  telephony.Line
+	watch *amdWatch // hears the callee's transcripts; nil unless watched
 }
 
 var _ voice.Output = lineOutput{}
@@ -198,7 +198,7 @@ func (o lineOutput) TurnDone(turnID, text string, interrupted bool) {
 
 func (o lineOutput) Transcript(role, text, turnID string, final bool) {
 	if role == call.RoleUser {
-		o.machine.transcript(text)
+		o.watch.transcript(text)
 	}
 	o.line.Transcript(role, text, turnID, final)
 }

@@ -92,7 +92,7 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 	}
 	// data.id is the new resource's id on every create (docs/api.md,
 	// "Envelope and errors"); callId and gateway are the contract's.
-	resp := ok(http.StatusCreated, "web call created; connect a websocket to gateway.url", createdView{ID: c.ID})
+	resp := ok(http.StatusCreated, "web call created; connect a websocket to gateway.url", createdID{ID: c.ID})
 	resp.body.CallID = c.ID
 	resp.body.Gateway = &gateway{Transport: "websocket", Path: GatewayPath, URL: s.gatewayURL(c)}
 	return resp, nil

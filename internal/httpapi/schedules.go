@@ -7,10 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"switchboard/internal/campaign"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
-	"switchboard/internal/scheduling"
 )
 
 func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error) {
@@ -18,7 +18,7 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 	if err != nil {
 		return response{}, err
 	}
-	req := scheduling.Request{
+	req := campaign.Request{
 		OrgID:      r.orgID,
 		Name:       o.Str("name", true),
 		ContactIDs: o.Strings("contacts_id", true),
@@ -95,7 +95,7 @@ func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error)
 		return response{}, onField(err, "phone_id")
 	}
 	// id is the contract's; data.id the rule of every create.
-	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), createdView{ID: sc.ID})
+	resp := ok(http.StatusCreated, fmt.Sprintf("%d call(s) scheduled", len(req.Dates)*len(req.ContactIDs)), createdID{ID: sc.ID})
 	resp.body.ID = sc.ID
 	return resp, nil
 }
@@ -110,7 +110,7 @@ func (s *Server) listSchedules(ctx context.Context, r *request) (response, error
 	if err != nil {
 		return response{}, err
 	}
-	views := make([]scheduleView, len(list))
+	views := make([]scheduleResource, len(list))
 	for i, sc := range list {
 		views[i] = viewScheduleSummary(sc)
 	}
@@ -130,7 +130,7 @@ func (s *Server) getSchedule(ctx context.Context, r *request) (response, error) 
 	}
 	v := viewSchedule(sc)
 	v.AttemptCounts = map[string]int{}
-	v.Attempts = make([]attemptView, len(attempts))
+	v.Attempts = make([]attemptResource, len(attempts))
 	live := 0
 	for i, a := range attempts {
 		v.Attempts[i] = viewAttempt(a)

@@ -27,10 +27,10 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/auth"
 	"switchboard/internal/callctl"
+	"switchboard/internal/campaign"
 	"switchboard/internal/id"
 	"switchboard/internal/lifecycle"
 	"switchboard/internal/numbers"
-	"switchboard/internal/scheduling"
 	"switchboard/internal/secret"
 	"switchboard/internal/store"
 	"switchboard/internal/throttle"
@@ -109,7 +109,7 @@ type Server struct {
 	store   Store
 	calls   *callctl.Service
 	numbers *numbers.Service
-	sched   *scheduling.Service
+	sched   *campaign.Service
 	log     *slog.Logger
 	now     func() time.Time
 	routes  []route
@@ -138,7 +138,7 @@ type Server struct {
 }
 
 // New builds the API. reg receives the request metrics.
-func New(cfg Config, st Store, calls *callctl.Service, sched *scheduling.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
+func New(cfg Config, st Store, calls *callctl.Service, sched *campaign.Service, log *slog.Logger, reg prometheus.Registerer) *Server {
 	s := &Server{
 		cfg: cfg, store: st, calls: calls, sched: sched, log: log, now: id.Now,
 		used: newUsage(st, log), openapi: servedOpenAPI(cfg.PublicURL),

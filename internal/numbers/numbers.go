@@ -25,7 +25,7 @@ import (
 
 // Providers are the telephony providers this server runs (callctl.Service).
 type Providers interface {
-	Provider(name string) (telephony.Provider, bool)
+	Provider(name string) (telephony.Network, bool)
 	ProviderNames() []string
 }
 

@@ -1,4 +1,4 @@
-// Package sip is the telephony.Provider for SIP trunks: real phone calls to
+// Package sip is the telephony.Network for SIP trunks: real phone calls to
 // and from any carrier or PBX that speaks SIP (Twilio Elastic SIP Trunking,
 // Telnyx, Vonage, Asterisk, FreeSWITCH). Signalling is sipgo's (UDP and TCP
 // on Config.ListenAddr); media is RTP through diago's media package (its
@@ -148,7 +148,7 @@ func (c *Config) setDefaults() error {
 // ErrClosed is returned by Place after Close.
 var ErrClosed = errors.New("sip: provider closed")
 
-// Provider is the SIP telephony.Provider of this node. Create it with New,
+// Provider is the SIP telephony.Network of this node. Create it with New,
 // serve with Start, stop with Stop or Close.
 type Provider struct {
 	cfg   Config
@@ -648,6 +648,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 var (
-	_ telephony.Provider                        = (*Provider)(nil)
+	_ telephony.Network                         = (*Provider)(nil)
 	_ lifecycle.Reporter[telephony.CallControl] = (*Provider)(nil)
 )

@@ -1,4 +1,4 @@
-// Package twilio is the telephony.Provider for Twilio Programmable Voice:
+// Package twilio is the telephony.Network for Twilio Programmable Voice:
 // calls are placed and controlled with Twilio's REST API (client.go, one
 // account per phone connection), Twilio reports their progress to our
 // webhooks (status callbacks, TwiML fetches: handler.go, each request's
@@ -136,7 +136,7 @@ var ErrClosed = errors.New("twilio: provider closed")
 // with that account's Client (SearchNumbers, BuyNumber, ReleaseNumber).
 var ErrNoInventory = errors.New("twilio: numbers are per Twilio account: use the account's Client (SearchNumbers, BuyNumber, ReleaseNumber)")
 
-// Provider is the Twilio telephony.Provider of this node. Create it with
+// Provider is the Twilio telephony.Network of this node. Create it with
 // New, start it with the call control it reports to (Start), mount
 // Handler under /twilio/, stop it with Stop or Close.
 type Provider struct {
@@ -664,6 +664,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 var (
-	_ telephony.Provider                        = (*Provider)(nil)
+	_ telephony.Network                         = (*Provider)(nil)
 	_ lifecycle.Reporter[telephony.CallControl] = (*Provider)(nil)
 )

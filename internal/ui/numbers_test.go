@@ -18,9 +18,9 @@ import (
 )
 
 // providerSet is the providers of a test server: the sandbox.
-type providerSet map[string]telephony.Provider
+type providerSet map[string]telephony.Network
 
-func (p providerSet) Provider(name string) (telephony.Provider, bool) { v, ok := p[name]; return v, ok }
+func (p providerSet) Provider(name string) (telephony.Network, bool) { v, ok := p[name]; return v, ok }
 func (p providerSet) ProviderNames() []string {
 	var out []string
 	for n := range p {

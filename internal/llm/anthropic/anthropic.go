@@ -15,7 +15,7 @@ import (
 
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/internal/wire"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // Provider is the name in llm.Error.Provider.
@@ -30,7 +30,7 @@ const DefaultMaxTokens = 1024
 
 // Client streams messages from one base URL.
 type Client struct {
-	ep  provider.Endpoint
+	ep  vendorapi.Endpoint
 	url string
 }
 

@@ -13,7 +13,7 @@ import (
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/internal/wire"
 	"switchboard/internal/llm/sse"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // event is any stream event; which fields are set depends on Type.
@@ -70,7 +70,7 @@ type toolBlock struct {
 }
 
 type decoder struct {
-	ep      *provider.Endpoint
+	ep      *vendorapi.Endpoint
 	start   time.Time
 	onDelta func(string)
 
@@ -84,7 +84,7 @@ type decoder struct {
 	budget wire.Budget
 }
 
-func newDecoder(ep *provider.Endpoint, start time.Time, onDelta func(string)) *decoder {
+func newDecoder(ep *vendorapi.Endpoint, start time.Time, onDelta func(string)) *decoder {
 	return &decoder{ep: ep, start: start, onDelta: onDelta, blocks: map[int]*toolBlock{}}
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/llmtest"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // TestEncodeHistory is the table from provider-neutral histories to the
@@ -103,7 +103,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ep := &provider.Endpoint{Provider: Provider}
+	ep := &vendorapi.Endpoint{Provider: Provider}
 	f.Fuzz(func(t *testing.T, body string) {
 		var text strings.Builder
 		d := newDecoder(ep, time.Now(), func(s string) {

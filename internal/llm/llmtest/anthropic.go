@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // AnthropicVersion is the anthropic-version header the fake requires.
@@ -230,7 +230,7 @@ func anthropicError(w http.ResponseWriter, n, status int, msg string) {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	providertest.WriteJSON(w, status, struct {
+	vendorapitest.WriteJSON(w, status, struct {
 		Type      string `json:"type"`
 		Error     detail `json:"error"`
 		RequestID string `json:"request_id"`
@@ -282,8 +282,8 @@ type anTool struct {
 }
 
 // checkAnthropic validates a request as the API would and lists what is wrong.
-func checkAnthropic(r *http.Request, body []byte) (*anRequest, providertest.Problems) {
-	var p providertest.Problems
+func checkAnthropic(r *http.Request, body []byte) (*anRequest, vendorapitest.Problems) {
+	var p vendorapitest.Problems
 	if v := r.Header.Get("Anthropic-Version"); v != AnthropicVersion {
 		p.Add("anthropic-version header is %q, want %q", v, AnthropicVersion)
 	}
@@ -291,7 +291,7 @@ func checkAnthropic(r *http.Request, body []byte) (*anRequest, providertest.Prob
 		p.Add("Content-Type is %q, want application/json", ct)
 	}
 	var req anRequest
-	if err := providertest.StrictDecode(body, &req); err != nil {
+	if err := vendorapitest.StrictDecode(body, &req); err != nil {
 		p.Add("body: %v", err)
 		return &req, p
 	}
@@ -312,7 +312,7 @@ func checkAnthropic(r *http.Request, body []byte) (*anRequest, providertest.Prob
 	if len(req.System) > 0 {
 		var s string
 		var blocks []anBlock
-		if json.Unmarshal(req.System, &s) != nil && (providertest.StrictDecode(req.System, &blocks) != nil || !allText(blocks)) {
+		if json.Unmarshal(req.System, &s) != nil && (vendorapitest.StrictDecode(req.System, &blocks) != nil || !allText(blocks)) {
 			p.Add("system: must be a string or an array of text blocks")
 		}
 	}
@@ -405,7 +405,7 @@ func contentBlocks(raw json.RawMessage) ([]anBlock, bool) {
 		return []anBlock{{Type: "text", Text: &s}}, s != ""
 	}
 	var blocks []anBlock
-	if err := providertest.StrictDecode(raw, &blocks); err != nil || len(blocks) == 0 {
+	if err := vendorapitest.StrictDecode(raw, &blocks); err != nil || len(blocks) == 0 {
 		return nil, false
 	}
 	return blocks, true

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"switchboard/internal/llm"
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // Provider binds a client implementation to the fake speaking its wire format.
@@ -161,18 +161,18 @@ func Exercise(t *testing.T, p Provider) {
 		}
 	})
 
-	providertest.ExerciseClassification(t, p.Name, func(t *testing.T, status int, retryAfter string) error {
+	vendorapitest.ExerciseClassification(t, p.Name, func(t *testing.T, status int, retryAfter string) error {
 		bundle := setup(t, Turn{Status: status, RetryAfter: retryAfter})
 		_, _, err := collect(t.Context(), bundle.client, baseRequest())
 		return err
-	}, providertest.Refusal{Status: 529, Retryable: true}) // Anthropic's overloaded_error
+	}, vendorapitest.Refusal{Status: 529, Retryable: true}) // Anthropic's overloaded_error
 
 	t.Run("WrongKey", func(t *testing.T) {
 		t.Parallel()
 		srv := p.NewServer(t)
 		const key = "sk-wrong-7c1d5e9a3b8f2d6e4a0c"
 		_, _, err := collect(t.Context(), p.NewClient(srv.URL, key), baseRequest())
-		le := providertest.AsError(t, err)
+		le := vendorapitest.AsError(t, err)
 		if le.Status != http.StatusUnauthorized || le.Retryable {
 			t.Errorf("Stream with a wrong key: Status %d, Retryable %v; want 401, not retryable", le.Status, le.Retryable)
 		}
@@ -185,7 +185,7 @@ func Exercise(t *testing.T, p Provider) {
 		t.Parallel()
 		bundle := setup(t, Turn{Text: []string{"One", " two", " three", " four"}, MidStreamError: true})
 		res, deltas, err := collect(t.Context(), bundle.client, baseRequest())
-		le := providertest.AsError(t, err)
+		le := vendorapitest.AsError(t, err)
 		if !le.Retryable || le.Message == "" {
 			t.Errorf("Stream with an error mid-stream: %+v, want retryable with a message", le)
 		}
@@ -198,7 +198,7 @@ func Exercise(t *testing.T, p Provider) {
 		t.Parallel()
 		bundle := setup(t, Turn{Text: []string{"Your appointment", " is at"}, Truncate: true})
 		res, _, err := collect(t.Context(), bundle.client, baseRequest())
-		le := providertest.AsError(t, err)
+		le := vendorapitest.AsError(t, err)
 		if !le.Retryable || le.Code != llm.CodeTruncated {
 			t.Errorf("Stream of a truncated stream: %+v, want retryable %q", le, llm.CodeTruncated)
 		}
@@ -233,7 +233,7 @@ func Exercise(t *testing.T, p Provider) {
 		if took := time.Since(canceledAt); took > time.Second {
 			t.Errorf("Stream returned %v after cancel, want promptly", took)
 		}
-		le := providertest.AsError(t, err)
+		le := vendorapitest.AsError(t, err)
 		if !errors.Is(err, context.Canceled) || le.Retryable || le.Code != llm.CodeCanceled {
 			t.Errorf("Stream canceled: %v (%+v), want errors.Is context.Canceled, code %q, not retryable", err, le, llm.CodeCanceled)
 		}
@@ -252,7 +252,7 @@ func Exercise(t *testing.T, p Provider) {
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("Stream took %v past a 100ms deadline", took)
 		}
-		le := providertest.AsError(t, err)
+		le := vendorapitest.AsError(t, err)
 		if !errors.Is(err, context.DeadlineExceeded) || le.Code != llm.CodeDeadline || !le.Retryable {
 			t.Errorf("Stream past its deadline: %v (%+v), want errors.Is context.DeadlineExceeded, code %q, retryable", err, le, llm.CodeDeadline)
 		}
@@ -281,7 +281,7 @@ func Exercise(t *testing.T, p Provider) {
 		req.Model = ""
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, Content: "orphan"})
 		_, _, err := collect(t.Context(), bundle.client, req)
-		le := providertest.AsError(t, err)
+		le := vendorapitest.AsError(t, err)
 		if le.Code != llm.CodeInvalidRequest || le.Retryable || !strings.Contains(le.Message, "model") || !strings.Contains(le.Message, "messages[1].toolCallId") {
 			t.Errorf("Stream(invalid request) = %+v, want %q naming model and messages[1].toolCallId", le, llm.CodeInvalidRequest)
 		}

@@ -20,7 +20,7 @@ import (
 	"unicode/utf8"
 
 	"switchboard/internal/llm"
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // APIKey is the key both fakes accept. Any other key gets the provider's 401,
@@ -69,7 +69,7 @@ type Server struct {
 	URL string
 
 	t    testing.TB
-	fake *providertest.Server
+	fake *vendorapitest.Server
 
 	mu       sync.Mutex
 	script   []Turn
@@ -83,7 +83,7 @@ const maxRequestBody = 8 << 20
 func newServer(t testing.TB, script []Turn, handler func(s *Server) http.Handler) *Server {
 	t.Helper()
 	s := &Server{t: t, script: script}
-	s.fake = providertest.NewServer(t, handler(s))
+	s.fake = vendorapitest.NewServer(t, handler(s))
 	s.URL = s.fake.URL
 	return s
 }
@@ -103,7 +103,7 @@ func (s *Server) Close() { s.fake.Close() }
 // receive reads and records the body. It returns the request's number
 // (1-based) for messages.
 func (s *Server) receive(r *http.Request) (int, []byte, error) {
-	body, err := providertest.ReadBody(r, maxRequestBody)
+	body, err := vendorapitest.ReadBody(r, maxRequestBody)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := json.RawMessage(body)

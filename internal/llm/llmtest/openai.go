@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // NewOpenAI starts a fake OpenAI Chat Completions server; its URL ends in
@@ -228,7 +228,7 @@ func openAIError(w http.ResponseWriter, status int, msg string) {
 		Param   *string `json:"param"`
 		Code    *string `json:"code"`
 	}
-	providertest.WriteJSON(w, status, struct {
+	vendorapitest.WriteJSON(w, status, struct {
 		Error body `json:"error"`
 	}{body{Message: e.msg, Type: e.typ, Code: code}})
 }
@@ -300,13 +300,13 @@ type oaTool struct {
 }
 
 // checkOpenAI validates a request as the API would and lists what is wrong.
-func checkOpenAI(r *http.Request, body []byte) (*oaRequest, providertest.Problems) {
-	var p providertest.Problems
+func checkOpenAI(r *http.Request, body []byte) (*oaRequest, vendorapitest.Problems) {
+	var p vendorapitest.Problems
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		p.Add("Content-Type is %q, want application/json", ct)
 	}
 	var req oaRequest
-	if err := providertest.StrictDecode(body, &req); err != nil {
+	if err := vendorapitest.StrictDecode(body, &req); err != nil {
 		p.Add("body: %v", err)
 		return &req, p
 	}

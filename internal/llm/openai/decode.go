@@ -13,7 +13,7 @@ import (
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/internal/wire"
 	"switchboard/internal/llm/sse"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // chunk is one streamed "chat.completion.chunk", or (with message instead of
@@ -76,7 +76,7 @@ func (p *pendingCall) complete() bool { return len(p.args) > 0 && json.Valid(p.a
 
 // decoder turns chunks into a Result, calling onDelta as text arrives.
 type decoder struct {
-	ep      *provider.Endpoint
+	ep      *vendorapi.Endpoint
 	start   time.Time
 	onDelta func(string)
 
@@ -89,7 +89,7 @@ type decoder struct {
 	budget  wire.Budget
 }
 
-func newDecoder(ep *provider.Endpoint, start time.Time, onDelta func(string)) *decoder {
+func newDecoder(ep *vendorapi.Endpoint, start time.Time, onDelta func(string)) *decoder {
 	return &decoder{ep: ep, start: start, onDelta: onDelta, byIndex: map[int]*pendingCall{}}
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"switchboard/internal/llm"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // FuzzDecode feeds arbitrary bytes as a stream body. The decoder must not
@@ -27,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ep := &provider.Endpoint{Provider: Provider}
+	ep := &vendorapi.Endpoint{Provider: Provider}
 	f.Fuzz(func(t *testing.T, body string) {
 		var text strings.Builder
 		d := newDecoder(ep, time.Now(), func(s string) {

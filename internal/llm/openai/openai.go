@@ -17,7 +17,7 @@ import (
 
 	"switchboard/internal/llm"
 	"switchboard/internal/llm/internal/wire"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // Provider is the name in llm.Error.Provider.
@@ -25,7 +25,7 @@ const Provider = "openai"
 
 // Client streams chat completions from one base URL.
 type Client struct {
-	ep  provider.Endpoint
+	ep  vendorapi.Endpoint
 	url string
 }
 

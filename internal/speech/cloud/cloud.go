@@ -19,30 +19,30 @@ package cloud
 import (
 	"errors"
 
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
-// Error is a provider failure (provider.Error, shared with the model clients).
-type Error = provider.Error
+// Error is a provider failure (vendorapi.Error, shared with the model clients).
+type Error = vendorapi.Error
 
 // Codes for failures that carry no provider code.
 const (
-	CodeInvalidRequest = provider.CodeInvalidRequest
-	CodeConfig         = provider.CodeConfig
-	CodeNetwork        = provider.CodeNetwork
+	CodeInvalidRequest = vendorapi.CodeInvalidRequest
+	CodeConfig         = vendorapi.CodeConfig
+	CodeNetwork        = vendorapi.CodeNetwork
 	// CodeClosed: the provider ended a live stream the client had not asked to close.
 	CodeClosed      = "stream_closed"
-	CodeBadResponse = provider.CodeBadResponse
-	CodeTooLarge    = provider.CodeTooLarge
-	CodeCanceled    = provider.CodeCanceled
-	CodeDeadline    = provider.CodeDeadline
+	CodeBadResponse = vendorapi.CodeBadResponse
+	CodeTooLarge    = vendorapi.CodeTooLarge
+	CodeCanceled    = vendorapi.CodeCanceled
+	CodeDeadline    = vendorapi.CodeDeadline
 )
 
 // IsRetryable reports whether err is an *Error that may succeed if repeated.
-func IsRetryable(err error) bool { return provider.IsRetryable(err) }
+func IsRetryable(err error) bool { return vendorapi.IsRetryable(err) }
 
 // RetryableStatus reports whether a request that got status may succeed later.
-func RetryableStatus(status int) bool { return provider.RetryableStatus(status) }
+func RetryableStatus(status int) bool { return vendorapi.RetryableStatus(status) }
 
 // ErrStreamClosed is returned by Write and Finish on a stream that was
 // closed; Err says why when the stream ended on its own.

@@ -1,5 +1,5 @@
 // Package sandbox is a simulated phone network implementing
-// telephony.Provider. It is the default provider and the one tests use, so
+// telephony.Network. It is the default network and the one tests use, so
 // every phone endpoint works offline and deterministically: the fate of a call
 // is chosen by the last four digits of its destination (see Network.Place).
 package sandbox
@@ -131,10 +131,10 @@ type call struct {
 	to string
 }
 
-// Compile-time checks that Network is a telephony.Provider and a
+// Compile-time checks that Network is a telephony.Network and a
 // long-lived part that reports to call control.
 var (
-	_ telephony.Provider                        = (*Network)(nil)
+	_ telephony.Network                         = (*Network)(nil)
 	_ lifecycle.Reporter[telephony.CallControl] = (*Network)(nil)
 )
 

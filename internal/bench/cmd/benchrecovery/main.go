@@ -137,7 +137,7 @@ Machine: %s, %s.
 %s
 
 The time is the dead dialer's hold (10 s, a third of the 30 s hand-out,
-scheduling.DefaultDialHold) from the moment it claimed the attempts, less
+campaign.DefaultDialHold) from the moment it claimed the attempts, less
 the pause before the restart: the restarted or surviving node's dialer
 claims each stranded attempt once the hold ends. Attempts it had not
 claimed are dialed as soon as a live node's dialer has room. The test `+"`TestKillRecovery`"+` (cmd/switchboard) runs the same

@@ -1,5 +1,5 @@
-// Package wire holds what the model clients share above the provider
-// Endpoint (internal/provider) and below their wire formats: refusing an
+// Package wire holds what the model clients share above the vendor API
+// Endpoint (internal/vendorapi) and below their wire formats: refusing an
 // invalid request, bounding a reply, and making streamed tool arguments
 // safe to hand on.
 package wire
@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"switchboard/internal/llm"
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // MaxOutput bounds a whole reply (text and tool arguments): far above any
@@ -23,8 +23,8 @@ const MaxOutput = 4 << 20
 // Endpoint returns the provider endpoint of a model client: its failures
 // read as the model clients' always have ("request canceled"; a timed-out
 // request is a retryable network error).
-func Endpoint(name, apiKey string, h http.Header, hc *http.Client, parse provider.ErrorParser) provider.Endpoint {
-	return provider.Endpoint{
+func Endpoint(name, apiKey string, h http.Header, hc *http.Client, parse vendorapi.ErrorParser) vendorapi.Endpoint {
+	return vendorapi.Endpoint{
 		Provider:        name,
 		Header:          h,
 		Secret:          apiKey,
@@ -36,7 +36,7 @@ func Endpoint(name, apiKey string, h http.Header, hc *http.Client, parse provide
 
 // Invalid wraps a Request.Validate failure (or a request that cannot be
 // encoded): one line, every problem kept, each naming its field.
-func Invalid(ep *provider.Endpoint, err error) *llm.Error {
+func Invalid(ep *vendorapi.Endpoint, err error) *llm.Error {
 	return &llm.Error{Provider: ep.Provider, Code: llm.CodeInvalidRequest, Message: strings.ReplaceAll(err.Error(), "\n", "; ")}
 }
 

@@ -14,8 +14,8 @@ import (
 	"net/http"
 	"strings"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // Provider is the name in cloud.Error.Provider and the speech provider name.
@@ -24,7 +24,7 @@ const Provider = "deepgram"
 // DefaultBaseURL is used when the constructors get "".
 const DefaultBaseURL = "https://api.deepgram.com/v1"
 
-func newEndpoint(apiKey string, hc *http.Client) provider.Endpoint {
+func newEndpoint(apiKey string, hc *http.Client) vendorapi.Endpoint {
 	h := http.Header{}
 	if apiKey != "" {
 		h.Set("Authorization", "Token "+apiKey)

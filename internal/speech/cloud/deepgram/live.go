@@ -14,11 +14,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // Defaults of the Transcriber's tunables.
@@ -70,7 +70,7 @@ type Transcriber struct {
 
 	base   string
 	config error
-	ep     provider.Endpoint
+	ep     vendorapi.Endpoint
 }
 
 var _ speech.Transcriber = (*Transcriber)(nil)
@@ -168,7 +168,7 @@ func (t *Transcriber) dialError(ctx context.Context, resp *http.Response, err er
 	}
 	var body []byte
 	if resp.Body != nil {
-		body, _ = io.ReadAll(io.LimitReader(resp.Body, provider.MaxErrorBody))
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, vendorapi.MaxErrorBody))
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		body = []byte(resp.Header.Get("dg-error"))
@@ -186,7 +186,7 @@ type Stream struct {
 	keepAlive    time.Duration
 	writeTimeout time.Duration
 	closeTimeout time.Duration
-	ep           *provider.Endpoint
+	ep           *vendorapi.Endpoint
 
 	audio      chan []byte // bounded; Write drops the oldest when full
 	control    chan []byte

@@ -11,11 +11,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"switchboard/internal/provider/providertest"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/deepgram"
 	"switchboard/internal/speech/cloud/speechtest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 const rate = 16000
@@ -249,7 +249,7 @@ func TestLiveServerCloses(t *testing.T) {
 				}
 			}
 			err := ended(t, s, 3*time.Second)
-			ce := providertest.AsError(t, err)
+			ce := vendorapitest.AsError(t, err)
 			if ce.Code != tt.code || ce.Status != tt.status || ce.Temporary() != tt.retryable || ce.Provider != deepgram.Provider {
 				t.Errorf("Err = %+v; want code %q, status %d, Temporary %v", ce, tt.code, tt.status, tt.retryable)
 			}
@@ -269,7 +269,7 @@ func TestLiveHandshakeRefused(t *testing.T) {
 		t.Parallel()
 		b := setupLive(t, speechtest.Session{Status: http.StatusTooManyRequests, RetryAfter: "3"})
 		_, err := b.tr.Start(t.Context(), speech.TranscribeOptions{SampleRate: rate})
-		ce := providertest.AsError(t, err)
+		ce := vendorapitest.AsError(t, err)
 		var rd interface{ RetryDelay() time.Duration }
 		if !ce.Temporary() || ce.Status != 429 || ce.Code != "TOO_MANY_REQUESTS" || !errors.As(err, &rd) || rd.RetryDelay() != 3*time.Second {
 			t.Errorf("Start refused with 429: %+v; want temporary, code TOO_MANY_REQUESTS, retry after 3s", ce)
@@ -279,7 +279,7 @@ func TestLiveHandshakeRefused(t *testing.T) {
 		t.Parallel()
 		b := setupLive(t, speechtest.Session{Status: http.StatusServiceUnavailable})
 		_, err := b.tr.Start(t.Context(), speech.TranscribeOptions{SampleRate: rate})
-		if ce := providertest.AsError(t, err); !ce.Temporary() || ce.Status != 503 {
+		if ce := vendorapitest.AsError(t, err); !ce.Temporary() || ce.Status != 503 {
 			t.Errorf("Start refused with 503: %+v; want temporary", ce)
 		}
 	})
@@ -288,7 +288,7 @@ func TestLiveHandshakeRefused(t *testing.T) {
 		srv := speechtest.NewDeepgramLive(t)
 		const secret = "dg-wrong-key-77aa01bc"
 		_, err := deepgram.NewTranscriber(srv.URL, secret, srv.Client()).Start(t.Context(), speech.TranscribeOptions{SampleRate: rate})
-		ce := providertest.AsError(t, err)
+		ce := vendorapitest.AsError(t, err)
 		if ce.Temporary() || ce.Status != 401 || ce.Code != "INVALID_AUTH" {
 			t.Errorf("Start with a wrong key: %+v; want 401 INVALID_AUTH, not temporary", ce)
 		}
@@ -301,7 +301,7 @@ func TestLiveHandshakeRefused(t *testing.T) {
 		srv := speechtest.NewDeepgramLive(t)
 		srv.Close()
 		_, err := deepgram.NewTranscriber(srv.URL, speechtest.APIKey, nil).Start(t.Context(), speech.TranscribeOptions{SampleRate: rate})
-		if ce := providertest.AsError(t, err); !ce.Temporary() || ce.Code != cloud.CodeNetwork {
+		if ce := vendorapitest.AsError(t, err); !ce.Temporary() || ce.Code != cloud.CodeNetwork {
 			t.Errorf("Start against a closed server: %+v; want a temporary %q", ce, cloud.CodeNetwork)
 		}
 	})
@@ -352,7 +352,7 @@ func TestLiveStalledSocket(t *testing.T) {
 	if werr == nil {
 		t.Fatalf("Write kept succeeding for 10 s against a server that stopped reading")
 	}
-	ce := providertest.AsError(t, werr)
+	ce := vendorapitest.AsError(t, werr)
 	if !ce.Temporary() || ce.Code != cloud.CodeDeadline && ce.Code != cloud.CodeNetwork || !errors.Is(s.Err(), werr) {
 		t.Errorf("stalled socket: Write = %+v, Err %v; want the stream's temporary %q (the write timed out)", ce, s.Err(), cloud.CodeDeadline)
 	}
@@ -380,11 +380,11 @@ func TestLiveRefusesBeforeDialing(t *testing.T) {
 	t.Parallel()
 	srv := speechtest.NewDeepgramLive(t)
 	_, err := deepgram.NewTranscriber(srv.URL, speechtest.APIKey, srv.Client()).Start(t.Context(), speech.TranscribeOptions{})
-	if ce := providertest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
+	if ce := vendorapitest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
 		t.Errorf("Start without a sample rate: %+v, want %q naming sampleRate", ce, cloud.CodeInvalidRequest)
 	}
 	_, err = deepgram.NewTranscriber("ftp://example.com", "", nil).Start(t.Context(), speech.TranscribeOptions{SampleRate: rate})
-	if ce := providertest.AsError(t, err); ce.Code != cloud.CodeConfig {
+	if ce := vendorapitest.AsError(t, err); ce.Code != cloud.CodeConfig {
 		t.Errorf("Start with an ftp base URL: %+v, want %q", ce, cloud.CodeConfig)
 	}
 	if n := len(srv.Requests()); n != 0 {
@@ -427,7 +427,7 @@ func TestLiveCancel(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("Results closed %v after the cancel, want promptly", d)
 	}
-	ce := providertest.AsError(t, err)
+	ce := vendorapitest.AsError(t, err)
 	if !errors.Is(err, context.Canceled) || ce.Temporary() || ce.Code != cloud.CodeCanceled {
 		t.Errorf("Err after cancel = %+v, want context.Canceled, not temporary", ce)
 	}

@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"strconv"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // DefaultVoice is the Aura model used when VoiceOptions.Voice is empty.
@@ -28,7 +28,7 @@ type Synthesizer struct {
 
 	base   string
 	config error
-	ep     provider.Endpoint
+	ep     vendorapi.Endpoint
 }
 
 var _ speech.Synthesizer = (*Synthesizer)(nil)

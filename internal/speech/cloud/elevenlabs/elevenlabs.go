@@ -16,9 +16,9 @@ import (
 	"strconv"
 	"strings"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // Provider is the name in cloud.Error.Provider and the speech provider name.
@@ -48,7 +48,7 @@ type Synthesizer struct {
 
 	base   string
 	config error
-	ep     provider.Endpoint
+	ep     vendorapi.Endpoint
 }
 
 var _ speech.Synthesizer = (*Synthesizer)(nil)

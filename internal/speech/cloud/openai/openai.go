@@ -15,8 +15,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // Provider is the name in cloud.Error.Provider and the speech provider name.
@@ -25,7 +25,7 @@ const Provider = "openai"
 // DefaultBaseURL is used when the constructors get "".
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-func newEndpoint(apiKey string, hc *http.Client) provider.Endpoint {
+func newEndpoint(apiKey string, hc *http.Client) vendorapi.Endpoint {
 	h := http.Header{}
 	if apiKey != "" {
 		h.Set("Authorization", "Bearer "+apiKey)

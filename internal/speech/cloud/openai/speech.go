@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // Defaults of the Synthesizer.
@@ -31,7 +31,7 @@ type Synthesizer struct {
 
 	url    string
 	config error
-	ep     provider.Endpoint
+	ep     vendorapi.Endpoint
 }
 
 var _ speech.Synthesizer = (*Synthesizer)(nil)

@@ -16,11 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
 	"switchboard/internal/speech/cloud/internal/wire"
+	"switchboard/internal/vendorapi"
 )
 
 // Defaults of the Transcriber's tunables.
@@ -57,7 +57,7 @@ type Transcriber struct {
 
 	url    string
 	config error
-	ep     provider.Endpoint
+	ep     vendorapi.Endpoint
 }
 
 var _ speech.Transcriber = (*Transcriber)(nil)

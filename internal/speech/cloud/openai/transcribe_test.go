@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"switchboard/internal/provider/providertest"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/openai"
 	"switchboard/internal/speech/cloud/speechtest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 const rate = 16000
@@ -203,7 +203,7 @@ func TestTranscribeFailures(t *testing.T) {
 				t.Fatalf("Finish: %v", err)
 			}
 			err := ended(t, s, 5*time.Second)
-			ce := providertest.AsError(t, err)
+			ce := vendorapitest.AsError(t, err)
 			if ce.Status != tt.status || ce.Code != tt.code || ce.Temporary() != tt.temporary || ce.RetryDelay() != tt.retryAfter {
 				t.Errorf("Err = %+v; want status %d, code %q, Temporary %v, RetryDelay %v", ce, tt.status, tt.code, tt.temporary, tt.retryAfter)
 			}
@@ -228,7 +228,7 @@ func TestTranscribeKeys(t *testing.T) {
 		speak(t, s, speechtest.Tone(rate, 200*time.Millisecond))
 		s.Finish()
 		err = ended(t, s, 5*time.Second)
-		ce := providertest.AsError(t, err)
+		ce := vendorapitest.AsError(t, err)
 		if ce.Status != http.StatusUnauthorized || ce.Temporary() || ce.Code != "invalid_api_key" {
 			t.Errorf("Err with a wrong key = %+v, want 401 invalid_api_key, not temporary", ce)
 		}
@@ -264,11 +264,11 @@ func TestTranscribeRefusesBeforeSending(t *testing.T) {
 	t.Parallel()
 	srv := speechtest.NewOpenAITranscription(t)
 	_, err := openai.NewTranscriber(srv.URL, speechtest.APIKey, srv.Client()).Start(t.Context(), speech.TranscribeOptions{})
-	if ce := providertest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
+	if ce := vendorapitest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
 		t.Errorf("Start without a sample rate = %+v, want %q naming sampleRate", ce, cloud.CodeInvalidRequest)
 	}
 	_, err = openai.NewTranscriber("not a url", "", nil).Start(t.Context(), speech.TranscribeOptions{SampleRate: rate})
-	if ce := providertest.AsError(t, err); ce.Code != cloud.CodeConfig {
+	if ce := vendorapitest.AsError(t, err); ce.Code != cloud.CodeConfig {
 		t.Errorf("Start with a bad base URL = %+v, want %q", ce, cloud.CodeConfig)
 	}
 	if got := openai.NewTranscriber("", "", nil).Name(); got != "openai" {
@@ -314,7 +314,7 @@ func TestTranscribeCancel(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("Results closed %v after the cancel, want promptly", d)
 	}
-	ce := providertest.AsError(t, err)
+	ce := vendorapitest.AsError(t, err)
 	if !errors.Is(err, context.Canceled) || ce.Temporary() || ce.Code != cloud.CodeCanceled {
 		t.Errorf("Err after cancel = %+v, want context.Canceled, not temporary", ce)
 	}

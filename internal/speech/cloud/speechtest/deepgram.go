@@ -14,7 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // Session scripts one connection to the fake Deepgram /v1/listen. The fake
@@ -111,7 +111,7 @@ func (s *Server) Sessions() []LiveSession {
 func deepgramError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("dg-request-id", "speechtest-request")
 	w.Header().Set("dg-error", msg)
-	providertest.WriteJSON(w, status, map[string]string{"err_code": code, "err_msg": msg, "request_id": "speechtest-request"})
+	vendorapitest.WriteJSON(w, status, map[string]string{"err_code": code, "err_msg": msg, "request_id": "speechtest-request"})
 }
 
 // deepgramAuth checks "Authorization: Token <key>" and answers 401 if not.
@@ -144,7 +144,7 @@ func (s *Server) serveListen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var probs providertest.Problems
+	var probs vendorapitest.Problems
 	for k := range q {
 		if !slices.Contains(listenParams, k) {
 			probs.Add("unknown query parameter %q", k)
@@ -380,7 +380,7 @@ func (l *liveConn) text(data []byte, keptAlive func()) bool {
 	l.s.mu.Lock()
 	l.rec.Messages = append(l.rec.Messages, string(data))
 	l.s.mu.Unlock()
-	if err := providertest.StrictDecode(data, &msg); err != nil {
+	if err := vendorapitest.StrictDecode(data, &msg); err != nil {
 		l.s.t.Errorf("speechtest: deepgram: text message %q is not a control message: %v", data, err)
 		return true
 	}
@@ -515,7 +515,7 @@ func (s *Server) serveSpeak(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var probs providertest.Problems
+	var probs vendorapitest.Problems
 	for k := range q {
 		if !slices.Contains([]string{"model", "encoding", "sample_rate", "container", "bit_rate", "callback", "callback_method", "mip_opt_out", "tag"}, k) {
 			probs.Add("unknown query parameter %q", k)
@@ -540,7 +540,7 @@ func (s *Server) serveSpeak(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Text string `json:"text"`
 	}
-	if err := providertest.StrictDecode(body, &req); err != nil {
+	if err := vendorapitest.StrictDecode(body, &req); err != nil {
 		probs.Add("body: %v", err)
 	} else if strings.TrimSpace(req.Text) == "" {
 		probs.Add("text is empty")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // elevenLabsRates are the output_format=pcm_<rate> values the fake serves.
@@ -30,7 +30,7 @@ var voiceID = regexp.MustCompile(`^[A-Za-z0-9]{20}$`)
 
 // elevenLabsError writes ElevenLabs' {"detail": {"status", "message"}}.
 func elevenLabsError(w http.ResponseWriter, status int, code, msg string) {
-	providertest.WriteJSON(w, status, map[string]any{"detail": map[string]string{"status": code, "message": msg}})
+	vendorapitest.WriteJSON(w, status, map[string]any{"detail": map[string]string{"status": code, "message": msg}})
 }
 
 // elevenLabsBody lists the body fields the fake knows.
@@ -64,7 +64,7 @@ func (s *Server) serveElevenLabs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var probs providertest.Problems
+	var probs vendorapitest.Problems
 	for k := range q {
 		if !slices.Contains([]string{"output_format", "optimize_streaming_latency", "enable_logging"}, k) {
 			probs.Add("unknown query parameter %q", k)
@@ -79,14 +79,14 @@ func (s *Server) serveElevenLabs(w http.ResponseWriter, r *http.Request) {
 		probs.Add("Content-Type %q, want application/json", ct)
 	}
 	var req elevenLabsBody
-	if err := providertest.StrictDecode(body, &req); err != nil {
+	if err := vendorapitest.StrictDecode(body, &req); err != nil {
 		probs.Add("body: %v", err)
 	} else if strings.TrimSpace(req.Text) == "" {
 		probs.Add("text is empty")
 	}
 	if len(probs) > 0 {
 		s.t.Errorf("speechtest: elevenlabs request %d is malformed:\n  %s", i+1, strings.Join(probs, "\n  "))
-		providertest.WriteJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"loc": []string{"body"}, "msg": strings.Join(probs, "; "), "type": "value_error"}}})
+		vendorapitest.WriteJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": []map[string]any{{"loc": []string{"body"}, "msg": strings.Join(probs, "; "), "type": "value_error"}}})
 		return
 	}
 	if !voiceID.MatchString(voice) {

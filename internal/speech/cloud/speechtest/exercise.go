@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"switchboard/internal/provider/providertest"
 	"switchboard/internal/speech"
 	"switchboard/internal/speech/cloud"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // SynthProvider binds a Synthesizer to the fake speaking its protocol.
@@ -70,7 +70,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		if d := time.Since(canceledAt); d > time.Second {
 			t.Errorf("Synthesize returned %v after the cancel, want promptly", d)
 		}
-		ce := providertest.AsError(t, err)
+		ce := vendorapitest.AsError(t, err)
 		if !errors.Is(err, context.Canceled) || ce.Retryable || ce.Code != cloud.CodeCanceled {
 			t.Errorf("Synthesize after cancel = %v (code %q, retryable %v), want context.Canceled, %q, not retryable", err, ce.Code, ce.Retryable, cloud.CodeCanceled)
 		}
@@ -134,7 +134,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		})
 	}
 
-	providertest.ExerciseClassification(t, p.Name, func(t *testing.T, status int, retryAfter string) error {
+	vendorapitest.ExerciseClassification(t, p.Name, func(t *testing.T, status int, retryAfter string) error {
 		bundle := setup(t, Speech{Status: status, RetryAfter: retryAfter})
 		_, err := collect(t.Context(), bundle.synth, text, 16000)
 		return err
@@ -146,7 +146,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		const secret = "sk-wrong-4b1d9e77c0ffee"
 		synth := p.NewSynthesizer(srv.URL, secret, srv.Client())
 		_, err := collect(t.Context(), synth, text, 16000)
-		ce := providertest.AsError(t, err)
+		ce := vendorapitest.AsError(t, err)
 		if ce.Status != http.StatusUnauthorized || ce.Retryable {
 			t.Errorf("Synthesize with a wrong key: %+v, want 401, not retryable", ce)
 		}
@@ -159,7 +159,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		t.Parallel()
 		bundle := setup(t, Speech{Abort: true, Chunks: 6})
 		_, err := collect(t.Context(), bundle.synth, text, 16000)
-		ce := providertest.AsError(t, err)
+		ce := vendorapitest.AsError(t, err)
 		if !ce.Retryable || ce.Code != cloud.CodeNetwork {
 			t.Errorf("Synthesize with the connection cut mid-reply: %+v, want a retryable %q", ce, cloud.CodeNetwork)
 		}
@@ -170,7 +170,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 		for _, ct := range []string{"audio/mpeg", "application/json"} {
 			bundle := setup(t, Speech{ContentType: ct})
 			_, err := collect(t.Context(), bundle.synth, text, 16000)
-			ce := providertest.AsError(t, err)
+			ce := vendorapitest.AsError(t, err)
 			if ce.Retryable || ce.Code != cloud.CodeBadResponse {
 				t.Errorf("Synthesize answered %s: %+v, want a non-retryable %q", ct, ce, cloud.CodeBadResponse)
 			}
@@ -199,7 +199,7 @@ func ExerciseSynthesizer(t *testing.T, p SynthProvider) {
 			t.Errorf("Synthesize(blank) = %v, want nil", err)
 		}
 		err := synth.Synthesize(t.Context(), text, speech.VoiceOptions{}, nil)
-		if ce := providertest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
+		if ce := vendorapitest.AsError(t, err); ce.Code != cloud.CodeInvalidRequest || !strings.Contains(ce.Message, "sampleRate") {
 			t.Errorf("Synthesize without a sample rate = %v, want %q naming sampleRate", err, cloud.CodeInvalidRequest)
 		}
 		if n := len(srv.Requests()); n != 0 {

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // Transcription scripts the answer to one upload to the fake
@@ -72,7 +72,7 @@ func openAIError(w http.ResponseWriter, status int, typ, code, param, msg string
 	if param != "" {
 		body["param"] = param
 	}
-	providertest.WriteJSON(w, status, map[string]any{"error": body})
+	vendorapitest.WriteJSON(w, status, map[string]any{"error": body})
 }
 
 func openAIStatusError(w http.ResponseWriter, status int, retryAfter string) {
@@ -178,13 +178,13 @@ func (s *Server) serveTranscription(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, turn.Text+"\n") // a client that left gets nothing
 		return
 	}
-	providertest.WriteJSON(w, http.StatusOK, map[string]string{"text": turn.Text})
+	vendorapitest.WriteJSON(w, http.StatusOK, map[string]string{"text": turn.Text})
 }
 
 // parseUpload reads a transcription upload as strictly as OpenAI: a
 // multipart/form-data body with one part per field, a WAV file part and a
 // model.
-func parseUpload(contentType string, body []byte) (fields map[string]string, audio []int16, rate int, probs providertest.Problems) {
+func parseUpload(contentType string, body []byte) (fields map[string]string, audio []int16, rate int, probs vendorapitest.Problems) {
 	fields = map[string]string{}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
@@ -340,11 +340,11 @@ func (s *Server) serveOpenAISpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req openAISpeechRequest
-	var probs providertest.Problems
+	var probs vendorapitest.Problems
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		probs.Add("Content-Type %q, want application/json", ct)
 	}
-	if err := providertest.StrictDecode(body, &req); err != nil {
+	if err := vendorapitest.StrictDecode(body, &req); err != nil {
 		probs.Add("body: %v", err)
 	} else {
 		if req.Model == "" {

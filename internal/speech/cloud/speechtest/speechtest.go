@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"switchboard/internal/provider/providertest"
+	"switchboard/internal/vendorapi/vendorapitest"
 )
 
 // APIKey is the key every fake accepts.
@@ -93,7 +93,7 @@ type Server struct {
 	URL string
 
 	t    testing.TB
-	fake *providertest.Server
+	fake *vendorapitest.Server
 
 	mu       sync.Mutex
 	speech   []Speech
@@ -112,7 +112,7 @@ const maxRequestBody = 16 << 20
 func newServer(t testing.TB, handler func(s *Server) http.Handler) *Server {
 	t.Helper()
 	s := &Server{t: t}
-	s.fake = providertest.NewServer(t, handler(s))
+	s.fake = vendorapitest.NewServer(t, handler(s))
 	s.URL = s.fake.URL + "/v1"
 	return s
 }
@@ -140,7 +140,7 @@ func (s *Server) Close() { s.fake.Close() }
 // record reads the body (bounded) and records the request; it returns the
 // request's index for later updates.
 func (s *Server) record(r *http.Request) (int, []byte, error) {
-	body, err := providertest.ReadBody(r, maxRequestBody)
+	body, err := vendorapitest.ReadBody(r, maxRequestBody)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Request{

@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"switchboard/internal/audio"
-	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
+	"switchboard/internal/vendorapi"
 )
 
 // MaxAudioBytes bounds one synthesized reply (about 20 minutes at 24 kHz):
@@ -33,7 +33,7 @@ const readChunk = 4 << 10
 //
 // An error from out is returned as it is (the caller's own); the others
 // are *cloud.Error. StreamPCM closes the body.
-func StreamPCM(ctx context.Context, e *provider.Endpoint, resp *http.Response, from, to int, out func([]int16) error) error {
+func StreamPCM(ctx context.Context, e *vendorapi.Endpoint, resp *http.Response, from, to int, out func([]int16) error) error {
 	defer resp.Body.Close()
 	if err := checkAudioType(e, resp); err != nil {
 		return err
@@ -109,7 +109,7 @@ func StreamPCM(ctx context.Context, e *provider.Endpoint, resp *http.Response, f
 }
 
 // checkAudioType refuses a 2xx reply that is not audio the client can play.
-func checkAudioType(e *provider.Endpoint, resp *http.Response) error {
+func checkAudioType(e *vendorapi.Endpoint, resp *http.Response) error {
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
 		return nil
@@ -120,7 +120,7 @@ func checkAudioType(e *provider.Endpoint, resp *http.Response) error {
 	}
 	switch {
 	case mt == "application/json" || strings.HasPrefix(mt, "text/"):
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, provider.MaxErrorBody))
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, vendorapi.MaxErrorBody))
 		if code, msg, ok := e.Parse(raw); ok {
 			ce := e.BadResponse("%s", msg)
 			if code != "" {

@@ -1,7 +1,7 @@
 // Package wire holds what the cloud speech clients share above the
-// provider Endpoint (internal/provider) and below their protocols: checking
-// a base URL, and streaming a PCM reply to the caller at the rate it asked
-// for.
+// vendor API Endpoint (internal/vendorapi) and below their protocols:
+// checking a base URL, and streaming a PCM reply to the caller at the rate
+// it asked for.
 package wire
 
 import (
@@ -11,16 +11,16 @@ import (
 	"slices"
 	"strings"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech"
+	"switchboard/internal/vendorapi"
 )
 
 // Endpoint returns the provider endpoint of a speech client: its failures
 // read as the speech clients' always have ("canceled"; a cause past its own
 // deadline, such as a socket write that timed out, is a retryable
 // deadline_exceeded).
-func Endpoint(name, apiKey string, h http.Header, hc *http.Client, parse provider.ErrorParser) provider.Endpoint {
-	return provider.Endpoint{
+func Endpoint(name, apiKey string, h http.Header, hc *http.Client, parse vendorapi.ErrorParser) vendorapi.Endpoint {
+	return vendorapi.Endpoint{
 		Provider:      name,
 		Header:        h,
 		Secret:        apiKey,
@@ -63,7 +63,7 @@ func BaseURL(raw, def string) (string, error) {
 // that says something (skip: speak nothing, send nothing), the rate to ask
 // for (opts' when the provider offers it, else fallbackRate) and the voice
 // (opts', else the first non-empty of defaults).
-func Speak(ep *provider.Endpoint, config error, text string, opts speech.VoiceOptions, rates []int, fallbackRate int, defaults ...string) (rate int, voice string, skip bool, err error) {
+func Speak(ep *vendorapi.Endpoint, config error, text string, opts speech.VoiceOptions, rates []int, fallbackRate int, defaults ...string) (rate int, voice string, skip bool, err error) {
 	if config != nil {
 		return 0, "", false, ep.Config("%v", config)
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"switchboard/internal/provider"
 	"switchboard/internal/speech/cloud"
 	"switchboard/internal/speech/cloud/internal/pcm"
+	"switchboard/internal/vendorapi"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -39,7 +39,7 @@ func TestBaseURL(t *testing.T) {
 
 const secret = "sk-secret-0123456789"
 
-func testEndpoint() *provider.Endpoint {
+func testEndpoint() *vendorapi.Endpoint {
 	e := Endpoint("test", secret, nil, nil, func(body []byte) (string, string, bool) {
 		code, msg, ok := strings.Cut(string(body), ":")
 		return code, msg, ok && strings.HasPrefix(string(body), "E")

@@ -1,10 +1,11 @@
-// Package provider is what every client of a remote provider shares (the
-// model clients in internal/llm, the speech clients in internal/speech/cloud):
-// one classified Error, one table from HTTP status to retryability, and one
-// Endpoint that sends a request and turns every failure (a refused status,
-// a broken stream, a canceled context) into that Error with the API key
-// removed and Retry-After read. Each wire format stays in its client.
-package provider
+// Package vendorapi is the HTTP scaffolding every client of a vendor's API
+// shares (the model clients in internal/llm, the speech clients in
+// internal/speech/cloud): one classified Error, one table from HTTP status
+// to retryability, and one Endpoint that sends a request and turns every
+// failure (a refused status, a broken stream, a canceled context) into that
+// Error with the API key removed and Retry-After read. Each wire format
+// stays in its client.
+package vendorapi
 
 import (
 	"errors"
@@ -13,7 +14,7 @@ import (
 	"time"
 )
 
-// Error is a remote provider's failure (a model, a speech engine),
+// Error is the failure of a vendor's API (a model, a speech engine),
 // classified so the engine and the pipeline can choose their policy (retry,
 // wait RetryAfter, fall back to another provider, give up) without knowing
 // any provider's error format.

@@ -20,13 +20,13 @@ func TestMachinePhrase(t *testing.T) {
 	var got []conversation.Input
 	send := func(in conversation.Input) bool { got = append(got, in); return true }
 	log := slog.New(slog.DiscardHandler)
-	if m := newMachine(call.Call{Type: call.Phone, Direction: call.Inbound}, a, ulaw, send, log); m != nil {
+	if m := newAMDWatch(call.Call{Type: call.Phone, Direction: call.Inbound}, a, ulaw, send, log); m != nil {
 		t.Error("an inbound call is watched")
 	}
-	if m := newMachine(out, assistant.Assistant{}, ulaw, send, log); m != nil {
+	if m := newAMDWatch(out, assistant.Assistant{}, ulaw, send, log); m != nil {
 		t.Error("a call whose assistant did not ask for detection is watched")
 	}
-	m := newMachine(out, a, ulaw, send, log)
+	m := newAMDWatch(out, a, ulaw, send, log)
 	m.audio(make([]byte, 160*10)) // 200 ms of silence: nothing decided
 	m.transcript("hi you've reached dana please leave a message after the tone")
 	m.transcript("more words")

@@ -1,4 +1,4 @@
-package scheduling
+package campaign
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"switchboard/internal/telephony"
 )
 
-// testBundle is a scheduling Service on a fresh SQLite store, a provider
+// testBundle is a campaign Service on a fresh SQLite store, a provider
 // that records what it is asked to dial, and a clock the test moves.
 type testBundle struct {
 	svc      *Service
@@ -47,7 +47,7 @@ func setup(t *testing.T, cfg Config) *testBundle {
 	}
 	log := slog.New(slog.DiscardHandler)
 	b := &testBundle{store: db, provider: &recordingProvider{}, clock: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	calls := callctl.New(callctl.Config{Store: db, Providers: []telephony.Provider{b.provider}, Log: log})
+	calls := callctl.New(callctl.Config{Store: db, Providers: []telephony.Network{b.provider}, Log: log})
 	b.svc = New(db, calls, cfg, log)
 	b.svc.now = func() time.Time { return b.clock }
 

@@ -1,14 +1,24 @@
-// Package scheduling runs scheduled outbound calls. A schedule's attempts
-// are rows in the database (the truth). The promoter, on the leader node,
-// hands out the attempts that have come due and fit under the caps
-// (store.LeaseAttempts: a lease on the attempt); every node's Dialer
+// Package campaign runs campaigns: schedules of outbound calls to a
+// number's contacts. Its Service creates a schedule and its attempts (each
+// due at the first opening of the calling hours in its contact's zone),
+// hands out the attempts that have come due under the caps (Promote: the
+// promoter, on the leader node), dials the attempts a Dialer claimed
+// (DialAttempts), gives up on those no node could dial, completes a
+// schedule whose attempts are all final (Complete, in the leader's sweep),
+// pauses, resumes and cancels schedules, and reads and sets an
+// organization's caps. Dialer is every node's share of the dialing. The
+// domain values it works with (calling hours, retry policy, states, caps)
+// are package schedule's.
+//
+// A schedule's attempts are rows in the database (the truth). The promoter
+// hands out an attempt with a lease on it (store.LeaseAttempts); a Dialer
 // claims handed-out attempts with a hold of its own (store.ClaimDials) and
-// dials each: DialAttempt claims its attempt and creates the call in one
+// dials each: the dial claims its attempt and creates the call in one
 // transaction, so an attempt is dialed at most once. An attempt is never
 // forgotten: a dialer that dies holding it leaves it to the others once its
 // hold ends, and one not dialed by the time its hand-out ends is handed
 // out again.
-package scheduling
+package campaign
 
 import (
 	"cmp"

@@ -1,5 +1,5 @@
 // Package telephony declares what the call service needs from a phone network
-// and from a call's line. Provider is a network: placing and hanging up
+// and from a call's line. Network is a phone network: placing and hanging up
 // calls, hearing about their progress, and the inventory of numbers an
 // organization can buy (the sandbox network in telephony/sandbox, SIP trunks
 // in internal/sip, Twilio in internal/twilio). Line is the one contract
@@ -7,7 +7,7 @@
 // its Capabilities, the runtime's events (Listener) and what the line hands
 // the runtime (Receiver); every line pins it (SIP, Twilio, the sandbox
 // persona, the web gateway's session) and passes telephony/linetest.
-// Providers report to the CallControl they are started with.
+// Networks report to the CallControl they are started with.
 package telephony
 
 import (
@@ -131,9 +131,12 @@ func (f CallControlFuncs) Admit(ctx context.Context, in Incoming) (string, error
 	return f.Admitter(ctx, in)
 }
 
-// Provider is a telephony network. Implementations are safe for concurrent use.
-type Provider interface {
-	// Name is the provider's name as used in the API ("sandbox", "sip", "twilio").
+// Network is a phone network: the sandbox, SIP trunks or Twilio, each
+// implemented by a provider (sandbox.Network, sip.Provider,
+// twilio.Provider). Implementations are safe for concurrent use.
+type Network interface {
+	// Name is the network's name as used in the API, a number's or a
+	// call's provider ("sandbox", "sip", "twilio").
 	Name() string
 	// Inventory lists numbers available to buy, in a stable order.
 	Inventory(ctx context.Context) ([]Number, error)

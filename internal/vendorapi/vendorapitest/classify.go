@@ -1,4 +1,4 @@
-package providertest
+package vendorapitest
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"switchboard/internal/provider"
+	"switchboard/internal/vendorapi"
 )
 
 // Refusal is a status a fake refuses a request with, and whether the
@@ -18,7 +18,7 @@ type Refusal struct {
 	Retryable bool
 }
 
-// refusals are the statuses every client's suite sees: provider.RetryableStatus
+// refusals are the statuses every client's suite sees: vendorapi.RetryableStatus
 // as seen over the wire.
 var refusals = []Refusal{
 	{400, false}, {401, false}, {403, false}, {404, false}, {422, false},
@@ -27,8 +27,8 @@ var refusals = []Refusal{
 
 // ExerciseClassification runs, as the subtests Status and RetryAfter, the
 // part of a client's behavioural suite that every provider client shares:
-// a refused request becomes a *provider.Error named for the client, with
-// the status, a message, the retryability of provider.RetryableStatus, and
+// a refused request becomes a *vendorapi.Error named for the client, with
+// the status, a message, the retryability of vendorapi.RetryableStatus, and
 // the wait the server asked for in Retry-After (seconds or an HTTP date).
 //
 // refuse starts the client's fake scripted to refuse one request with
@@ -86,13 +86,13 @@ func ExerciseClassification(t *testing.T, name string, refuse func(t *testing.T,
 	})
 }
 
-// AsError fails the test unless err is a *provider.Error (an *llm.Error,
+// AsError fails the test unless err is a *vendorapi.Error (an *llm.Error,
 // a *cloud.Error), and returns it.
-func AsError(t testing.TB, err error) *provider.Error {
+func AsError(t testing.TB, err error) *vendorapi.Error {
 	t.Helper()
-	var pe *provider.Error
+	var pe *vendorapi.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("error %v (%T) is not a *provider.Error", err, err)
+		t.Fatalf("error %v (%T) is not a *vendorapi.Error", err, err)
 	}
 	return pe
 }

@@ -1,11 +1,11 @@
-// Package providertest is the scaffolding under the fake providers in
+// Package vendorapitest is the scaffolding under the fakes of vendors' APIs in
 // internal/llm/llmtest and internal/speech/cloud/speechtest: a loopback
 // HTTP server whose Close ends every stream still open, waits that give up
 // as soon as the client leaves or the server closes, bounded reading of a
 // request body, strict JSON decoding (the real APIs refuse unknown
 // parameters) and JSON replies. What each fake says and checks (its wire
 // format, its script) stays in its own package.
-package providertest
+package vendorapitest
 
 import (
 	"bytes"

@@ -93,8 +93,8 @@ func TestAppendTimestamp(t *testing.T) {
 	}
 }
 
-// TestViewsShadowTimes: resources render createdAt with milliseconds, once.
-func TestViewsShadowTimes(t *testing.T) {
+// TestResourcesShadowTimes: resources render createdAt with milliseconds, once.
+func TestResourcesShadowTimes(t *testing.T) {
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for name, v := range map[string]any{
 		"assistant": viewAssistant(assistant.Assistant{ID: "asst_1", CreatedAt: t0, UpdatedAt: t0}),

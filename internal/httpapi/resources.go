@@ -1,3 +1,9 @@
+// The REST API's JSON forms of its resources other than calls: schedules
+// and their attempts, assistants, phone numbers, contacts, and the id of
+// what a create made. The forms the API shares with webhook payloads (calls,
+// times) are package view's; each viewX here renders a domain value in the
+// API's names and time form.
+
 package httpapi
 
 import (
@@ -25,7 +31,7 @@ var (
 	jsonMarshal  = view.Marshal
 )
 
-type attemptView struct {
+type attemptResource struct {
 	ID          string  `json:"id"`
 	ContactID   string  `json:"contactId"`
 	RequestedAt ts      `json:"requestedAt"`
@@ -37,10 +43,10 @@ type attemptView struct {
 	UpdatedAt   ts      `json:"updatedAt"`
 	// Tries are every dial of the attempt, oldest first, the current
 	// call's last (outcome and endedReason null while it runs).
-	Tries []tryView `json:"tries"`
+	Tries []tryResource `json:"tries"`
 }
 
-type tryView struct {
+type tryResource struct {
 	Due         ts      `json:"due"`
 	DialedAt    ts      `json:"dialedAt"`
 	CallID      string  `json:"callId"`
@@ -48,13 +54,13 @@ type tryView struct {
 	EndedReason *string `json:"endedReason"`
 }
 
-// viewAttempt is an attempt as shown; its state: dialed attempts show the
-// progress of their call (in-progress until it ends, then completed).
-func viewAttempt(a schedule.Attempt) attemptView {
-	v := attemptView{ID: a.ID, ContactID: a.ContactID, RequestedAt: ts(a.RequestedAt), DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error,
-		UpdatedAt: ts(a.UpdatedAt), Tries: []tryView{}}
+// viewAttempt is the attempt as shown: dialed attempts show the progress of
+// their call (in-progress until it ends, then completed).
+func viewAttempt(a schedule.Attempt) attemptResource {
+	v := attemptResource{ID: a.ID, ContactID: a.ContactID, RequestedAt: ts(a.RequestedAt), DueAt: ts(a.DueAt), State: string(a.State), Error: a.Error,
+		UpdatedAt: ts(a.UpdatedAt), Tries: []tryResource{}}
 	for _, t := range a.AllTries() {
-		tv := tryView{Due: ts(t.Due), DialedAt: ts(t.DialedAt), CallID: t.CallID}
+		tv := tryResource{Due: ts(t.Due), DialedAt: ts(t.DialedAt), CallID: t.CallID}
 		if t.Outcome != "" {
 			o, r := t.Outcome, t.EndedReason
 			tv.Outcome, tv.EndedReason = &o, &r
@@ -74,14 +80,14 @@ func viewAttempt(a schedule.Attempt) attemptView {
 	return v
 }
 
-// createdView is the data of a create whose contract answer carries the
+// createdID is the data of a create whose contract answer carries the
 // new id elsewhere (callId, id): data.id holds it too, so that the new
 // resource's id is data.id on every create.
-type createdView struct {
+type createdID struct {
 	ID string `json:"id"`
 }
 
-type scheduleView struct {
+type scheduleResource struct {
 	ID            string         `json:"id"`
 	Name          string         `json:"name"`
 	PhoneID       string         `json:"phone_id"`
@@ -100,11 +106,11 @@ type scheduleView struct {
 	MaxConcurrentCalls int                    `json:"maxConcurrentCalls"`
 	PausedAt           ts                     `json:"pausedAt"`
 	Progress           *schedule.Counters     `json:"progress,omitempty"`
-	Attempts           []attemptView          `json:"attempts,omitempty"`
+	Attempts           []attemptResource      `json:"attempts,omitempty"`
 }
 
-func viewSchedule(s schedule.Schedule) scheduleView {
-	v := scheduleView{ID: s.ID, Name: s.Name, PhoneID: s.PurchaseID, Message: s.Message, Timezone: s.Timezone,
+func viewSchedule(s schedule.Schedule) scheduleResource {
+	v := scheduleResource{ID: s.ID, Name: s.Name, PhoneID: s.PurchaseID, Message: s.Message, Timezone: s.Timezone,
 		ContactsID: s.ContactIDs, CreatedAt: ts(s.CreatedAt), CanceledAt: ts(s.CanceledAt), Dates: []string{},
 		Retry: s.Retry, MaxConcurrentCalls: s.MaxConcurrentCalls, PausedAt: ts(s.PausedAt)}
 	if !s.Hours.AnyTime() {
@@ -117,7 +123,7 @@ func viewSchedule(s schedule.Schedule) scheduleView {
 	return v
 }
 
-func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
+func viewScheduleSummary(s store.ScheduleSummary) scheduleResource {
 	v := viewSchedule(s.Schedule)
 	v.AttemptCounts = s.Attempts
 	progress := s.Progress
@@ -133,36 +139,36 @@ func viewScheduleSummary(s store.ScheduleSummary) scheduleView {
 }
 
 // The domain types render their times with encoding/json's default layout;
-// these views shadow them with ts, so every time in the API has the same
+// these resources shadow them with ts, so every time in the API has the same
 // form (RFC 3339, UTC, milliseconds).
 
-type assistantView struct {
+type assistantResource struct {
 	assistant.Assistant
 	CreatedAt ts `json:"createdAt"`
 	UpdatedAt ts `json:"updatedAt"`
 }
 
-func viewAssistant(a assistant.Assistant) assistantView {
-	return assistantView{Assistant: a, CreatedAt: ts(a.CreatedAt), UpdatedAt: ts(a.UpdatedAt)}
+func viewAssistant(a assistant.Assistant) assistantResource {
+	return assistantResource{Assistant: a, CreatedAt: ts(a.CreatedAt), UpdatedAt: ts(a.UpdatedAt)}
 }
 
-type purchaseView struct {
+type purchaseResource struct {
 	phone.Purchase
 	CreatedAt ts `json:"createdAt"`
 	UpdatedAt ts `json:"updatedAt"`
 }
 
-func viewPurchase(p phone.Purchase) purchaseView {
-	return purchaseView{Purchase: p, CreatedAt: ts(p.CreatedAt), UpdatedAt: ts(p.UpdatedAt)}
+func viewPurchase(p phone.Purchase) purchaseResource {
+	return purchaseResource{Purchase: p, CreatedAt: ts(p.CreatedAt), UpdatedAt: ts(p.UpdatedAt)}
 }
 
-type contactView struct {
+type contactResource struct {
 	phone.Contact
 	CreatedAt ts `json:"createdAt"`
 }
 
-func viewContact(c phone.Contact) contactView {
-	return contactView{Contact: c, CreatedAt: ts(c.CreatedAt)}
+func viewContact(c phone.Contact) contactResource {
+	return contactResource{Contact: c, CreatedAt: ts(c.CreatedAt)}
 }
 
 // viewAll maps a slice through a view function.
