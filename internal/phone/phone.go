@@ -1,5 +1,10 @@
-// Package phone is purchased numbers, their contacts, and the checks on
-// phone numbers and time zones that every endpoint shares.
+// Package phone holds the domain of an organization's phone numbers and
+// whom they call, with the checks that the REST API and the dashboard
+// share: purchased numbers (Purchase) and their contacts (Contact, the
+// contacts CSV); connections, an organization's own SIP trunks and Twilio
+// accounts (addresses, transports, credentials, inbound sources, number
+// searches, transfer destinations); the do-not-call list and the opt-out
+// phrases that add to it; and E.164 numbers and IANA time zones.
 package phone
 
 import (
