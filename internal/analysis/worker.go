@@ -28,6 +28,9 @@ type Store interface {
 type Worker struct {
 	Store Store
 	Log   *slog.Logger
+	// PublicURL is the server's public URL, under which call.analysis.ready
+	// gives the call's recordingUrl as the API does.
+	PublicURL string
 	// Every is the polling interval (default 500 ms).
 	Every time.Duration
 	// MaxAttempts before an analysis is marked failed (default 3).
@@ -89,7 +92,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		switch {
 		case err == nil:
 			a.State, a.Result = store.AnalysisReady, res
-			events = append(events, event.NewAnalysisReady(c, res, a.UpdatedAt))
+			events = append(events, event.NewAnalysisReady(c, w.PublicURL, res, a.UpdatedAt))
 		case a.Attempts >= maxAttempts:
 			a.State, a.Error = store.AnalysisFailed, err.Error()
 		default:

@@ -361,7 +361,7 @@ func (m *Main) backgroundLoops(sched *campaign.Service, guard webhook.Guard) *lo
 		l.add(m.syncLimits)
 	}
 	l.add(func(ctx context.Context) {
-		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), Every: cfg.AnalysisEvery}).Run(ctx)
+		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), PublicURL: cfg.PublicURL, Every: cfg.AnalysisEvery}).Run(ctx)
 	})
 	// The leader's sweeps: the calls of dead nodes (node-lost), the web
 	// calls nobody joined, and the schedules whose attempts are all final

@@ -162,7 +162,7 @@ func built(t *testing.T) []builtEvent {
 		builtEvent{"NewAttemptSuppressed", event.NewAttemptSuppressed(phone)},
 		builtEvent{"NewSchedulePaused", event.NewSchedulePaused("sch_xpsv5ckzqlr3cd3nkpbpqzzbua", at(time.Hour))},
 		builtEvent{"NewScheduleResumed", event.NewScheduleResumed("sch_xpsv5ckzqlr3cd3nkpbpqzzbua", at(2*time.Hour))},
-		builtEvent{"NewAnalysisReady", event.NewAnalysisReady(recorded, []byte(`{"summary":"Caller: At 3 pm.","sentiment":{"label":"neutral","score":0},`+
+		builtEvent{"NewAnalysisReady", event.NewAnalysisReady(recorded, base, []byte(`{"summary":"Caller: At 3 pm.","sentiment":{"label":"neutral","score":0},`+
 			`"successEvaluation":true,"structuredData":{"time":"15:00"},"notes":[]}`), at(61*time.Second))},
 	)
 	var progress schedule.Counters

@@ -178,13 +178,13 @@ func NewScheduleCompleted(scheduleID string, at time.Time, progress schedule.Cou
 // NewAnalysisReady is call.analysis.ready, sent when the call's analysis
 // became ready, at at (nothing is sent when it fails). analysis is the
 // analysis's JSON (summary, sentiment, successEvaluation, structuredData,
-// notes). Its data is {"callId", "analysis", "call"}; the call is rendered
-// without a recording's URL. A call has one analysis, so the event's id is
-// the call's.
-func NewAnalysisReady(c call.Call, analysis []byte, at time.Time) Event {
+// notes). Its data is {"callId", "analysis", "call"}, the call as the other
+// events render it (its recording's URL under base, the server's public
+// URL). A call has one analysis, so the event's id is the call's.
+func NewAnalysisReady(c call.Call, base string, analysis []byte, at time.Time) Event {
 	b := view.AppendString(key(nil, "callId"), c.ID)
 	b = append(key(b, "analysis"), analysis...)
-	b = withCall(b, view.NewCall(c))
+	b = withCall(b, view.NewCallAt(c, base))
 	return Event{ID: idPrefix + "_" + c.ID, Type: AnalysisReady, At: at, Data: b, CallID: c.ID}
 }
 
