@@ -35,6 +35,7 @@ func TestAPIExamples(t *testing.T) {
 		t.Skip("builds and runs the server: not in -short")
 	}
 	t.Parallel()
+	serverBin(t) // before the deadline: a build on a loaded machine takes minutes
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	mod, err := nodetest.ModuleDir()

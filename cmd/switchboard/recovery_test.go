@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,41 +10,10 @@ import (
 	"switchboard/internal/nodetest"
 )
 
-var failpointBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // buildFailpoints builds the server with -tags failpoints once per run.
 func buildFailpoints(t *testing.T) string {
 	t.Helper()
-	failpointBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "switchboard-failpoints-")
-		if err != nil {
-			failpointBin.err = err
-			return
-		}
-		mod, err := nodetest.ModuleDir()
-		if err != nil {
-			failpointBin.err = err
-			return
-		}
-		failpointBin.path, failpointBin.err = nodetest.Build(context.Background(), mod, dir, "failpoints")
-	})
-	if failpointBin.err != nil {
-		t.Fatal(failpointBin.err)
-	}
-	return failpointBin.path
-}
-
-// TestMain removes the failpoint binary after the run.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if failpointBin.path != "" {
-		os.RemoveAll(filepath.Dir(failpointBin.path))
-	}
-	os.Exit(code)
+	return serverBin(t, "failpoints")
 }
 
 // TestKillRecovery: a node killed with SIGKILL while its dialer holds due

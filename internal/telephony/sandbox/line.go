@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"switchboard/internal/audio"
@@ -28,6 +30,10 @@ type Lines struct {
 	Mouth speech.Synthesizer
 	// VoiceCalls bounds the audio lines at once (default 4).
 	VoiceCalls int
+	// Patience is how long a persona on an audio line waits after the
+	// assistant's turn, the line quiet, for something to answer before it
+	// says its Unheard line (default DefaultPatience).
+	Patience time.Duration
 }
 
 // PhoneLine is the sandbox's audio line format.
@@ -63,8 +69,15 @@ type personaLine struct {
 	closed bool
 	timers []*time.Timer
 	stream speech.TranscribeStream // the ear's stream while Receive runs
-	heard  bool                    // assistant audio since the last Finish
-	bye    bool                    // say the last answer, then hang up
+	// turnEnded tells listen that the assistant finished a turn (bounded:
+	// one pending signal is enough).
+	turnEnded chan struct{}
+	patience  time.Duration
+	// lastWrite is when the assistant's audio last reached the line
+	// (Unix ns), so that patience does not run out while it talks.
+	lastWrite atomic.Int64
+	heard     bool // assistant audio since the last Finish
+	bye       bool // say the last answer, then hang up
 	// dialed is what the far party heard of SendDTMF: the last maxDialed
 	// keys.
 	dialed []byte
@@ -96,12 +109,14 @@ var (
 
 // newLine makes the line of an answered call to destination to.
 func (n *Network) newLine(to string) *personaLine {
-	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), keys: make(chan byte, keyQueue), ended: make(chan struct{}), log: n.log, release: func() {}}
+	l := &personaLine{persona: PersonaFor(to), think: n.cfg.Lines.Think, said: make(chan said, 4), keys: make(chan byte, keyQueue), ended: make(chan struct{}),
+		turnEnded: make(chan struct{}, 1), log: n.log, release: func() {}}
 	lc := n.cfg.Lines
 	if lc.Ear != nil && lc.Mouth != nil {
 		select {
 		case n.voiceSlots <- struct{}{}:
 			l.format, l.ear, l.mouth = PhoneLine, lc.Ear, lc.Mouth
+			l.patience = cmp.Or(lc.Patience, DefaultPatience)
 			var once sync.Once
 			l.release = func() { once.Do(func() { <-n.voiceSlots }) }
 		default:
@@ -246,6 +261,7 @@ func (l *personaLine) Write(frame []byte) error {
 		return errors.New("sandbox: the line has ended")
 	}
 	if st != nil {
+		l.lastWrite.Store(time.Now().UnixNano())
 		if err := st.Write(audio.MulawDecode(nil, frame)); err != nil {
 			// A deaf persona is still on the line.
 			l.log.Debug("sandbox persona's ear", "err", err)
@@ -268,8 +284,20 @@ func (l *personaLine) endOfTurn() {
 		if err := st.Finish(); err != nil {
 			l.log.Debug("sandbox persona's ear", "err", err)
 		}
+		select {
+		case l.turnEnded <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// DefaultPatience is how long the persona waits, after the assistant's
+// turn and with the line quiet, for its recognizer's final before it says
+// what a person says into a silent line (Persona.Unheard). It is well
+// inside an assistant's silence timeout (30 s by default), and far longer
+// than the recognizer's final takes on an idle machine (well under a
+// second).
+const DefaultPatience = 8 * time.Second
 
 func (l *personaLine) receiveAudio(ctx context.Context, rx telephony.Receiver) telephony.End {
 	ctx, cancel := context.WithCancel(ctx)
@@ -347,12 +375,32 @@ func (l *personaLine) receiveAudio(ctx context.Context, rx telephony.Receiver) t
 	return l.end
 }
 
-// listen turns what the persona heard into its answers.
+// listen turns what the persona heard into its answers. When the
+// assistant finished a turn and the line stays quiet for its patience without
+// a final to answer (or with an empty one), the persona says its Unheard
+// line, so that a recognizer starved on a loaded machine slows the call
+// down instead of leaving both sides silent until the assistant's
+// silence timeout.
 func (l *personaLine) listen(ctx context.Context, ear speech.TranscribeStream) {
+	wait := time.NewTimer(time.Hour)
+	wait.Stop()
+	defer wait.Stop()
 	for {
+		var say string
+		var hangup bool
 		select {
 		case <-ctx.Done():
 			return
+		case <-l.turnEnded:
+			wait.Reset(l.patience)
+			continue
+		case <-wait.C:
+			if quiet := time.Since(time.Unix(0, l.lastWrite.Load())); quiet < l.patience {
+				wait.Reset(l.patience - quiet) // the assistant spoke meanwhile
+				continue
+			}
+			say, hangup = l.persona.Unheard()
+			l.log.Debug("sandbox persona heard nothing in time", "says", say, "hangup", hangup)
 		case tr, ok := <-ear.Results():
 			if !ok {
 				return
@@ -360,30 +408,42 @@ func (l *personaLine) listen(ctx context.Context, ear speech.TranscribeStream) {
 			if !tr.Final {
 				continue
 			}
-			say, hangup := l.persona.Hear(tr.Text)
+			say, hangup = l.persona.Hear(tr.Text)
 			l.log.Debug("sandbox persona", "heard", tr.Text, "says", say, "hangup", hangup)
-			if say == "" && hangup {
-				l.finish(endCustomer)
-				return
-			}
-			if say == "" {
-				continue
-			}
-			var ulaw []byte
-			err := l.mouth.Synthesize(ctx, say, speech.VoiceOptions{SampleRate: PhoneLine.SampleRate}, func(pcm []int16) error {
-				ulaw = audio.MulawEncode(ulaw, pcm)
-				return nil
-			})
-			if err != nil {
-				l.log.Warn("sandbox persona could not speak", "err", err)
-				continue
-			}
-			select {
-			case l.said <- said{ulaw: ulaw, hangup: hangup}:
-			case <-ctx.Done():
-				return
+			if strings.TrimSpace(tr.Text) != "" {
+				wait.Stop() // answered (or chose to listen): no nudge for this turn
 			}
 		}
+		if say == "" && hangup {
+			l.finish(endCustomer)
+			return
+		}
+		if say == "" {
+			continue
+		}
+		wait.Stop()
+		if !l.speak(ctx, say, hangup) {
+			return
+		}
+	}
+}
+
+// speak synthesizes say into the line's queue; false when the call is over.
+func (l *personaLine) speak(ctx context.Context, say string, hangup bool) bool {
+	var ulaw []byte
+	err := l.mouth.Synthesize(ctx, say, speech.VoiceOptions{SampleRate: PhoneLine.SampleRate}, func(pcm []int16) error {
+		ulaw = audio.MulawEncode(ulaw, pcm)
+		return nil
+	})
+	if err != nil {
+		l.log.Warn("sandbox persona could not speak", "err", err)
+		return true
+	}
+	select {
+	case l.said <- said{ulaw: ulaw, hangup: hangup}:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -234,3 +234,95 @@ func (s *earStream) Close() error {
 	<-s.done
 	return nil
 }
+
+// TestPersonaUnheard: on an audio line whose persona's recognizer gives
+// nothing after the assistant's turn (a starved recognizer on a loaded
+// machine), Alex does not leave both sides silent until the assistant's
+// silence timeout: once the line has been quiet for his patience, he asks
+// to hear it again. The silent persona stays silent.
+func TestPersonaUnheard(t *testing.T) {
+	for _, tc := range []struct {
+		to       string
+		speaks   bool
+		scenario string
+	}{
+		{"+14155551234", true, "Alex"},
+		{"+1415555" + SuffixSilent, false, "the silent persona"},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			leaktest.Check(t)
+			lines := make(chan telephony.Line, 1)
+			cfg := Config{RingTime: time.Millisecond, Lines: &Lines{Think: time.Millisecond, Patience: 300 * time.Millisecond,
+				Ear: newEar(), Mouth: &voicetest.Synthesizer{WordDuration: 20 * time.Millisecond}}}
+			n := started(t, cfg, func(e telephony.Event) {
+				if e.Line != nil {
+					lines <- e.Line
+				}
+			})
+			t.Cleanup(func() { _ = n.Close() })
+			if err := n.Place(t.Context(), telephony.PlaceRequest{CallID: "call_1", To: tc.to}); err != nil {
+				t.Fatalf("Place: %v", err)
+			}
+			var l *personaLine
+			select {
+			case line := <-lines:
+				l = line.(*personaLine)
+			case <-time.After(linetest.Timeout):
+				t.Fatal("no line was handed over")
+			}
+			rx := &voiceReceiver{voiced: make(chan struct{}, 1)}
+			done := make(chan telephony.End, 1)
+			go func() { done <- l.Receive(t.Context(), rx) }()
+			deadline := time.Now().Add(linetest.Timeout)
+			for listening := false; !listening; { // until Receive has started the ear
+				if time.Now().After(deadline) {
+					t.Fatal("Receive did not start the persona's ear")
+				}
+				time.Sleep(5 * time.Millisecond)
+				l.mu.Lock()
+				listening = l.stream != nil
+				l.mu.Unlock()
+			}
+			for range 10 {
+				if err := l.Write(silenceMulaw); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l.AudioDone("turn_1") // the ear never gives a final
+			wait := 3 * time.Second
+			if !tc.speaks {
+				wait = time.Second
+			}
+			select {
+			case <-rx.voiced:
+				if !tc.speaks {
+					t.Error("the silent persona spoke into a quiet line")
+				}
+			case <-time.After(wait):
+				if tc.speaks {
+					t.Errorf("Alex said nothing %v after a turn he did not hear (patience 300ms)", wait)
+				}
+			}
+			_ = l.Hangup(t.Context())
+			<-done
+		})
+	}
+}
+
+// voiceReceiver notes the first frame of the persona's that is not silence.
+type voiceReceiver struct {
+	voiced chan struct{}
+}
+
+func (r *voiceReceiver) Audio(b []byte) {
+	if string(b) != string(silenceMulaw) {
+		select {
+		case r.voiced <- struct{}{}:
+		default:
+		}
+	}
+}
+func (r *voiceReceiver) DTMF(byte)                     {}
+func (r *voiceReceiver) Text(string)                   {}
+func (r *voiceReceiver) Mark(string, int64)            {}
+func (r *voiceReceiver) StartAudio(audio.Format) error { return nil }

@@ -16,6 +16,11 @@ type Persona interface {
 	// Hear is Reply over audio: heard is what the callee's speech
 	// recognizer made of the assistant's turn, which may be garbled.
 	Hear(heard string) (say string, hangup bool)
+	// Unheard is what the callee says over audio when the assistant
+	// finished a turn and then stayed quiet while the callee's recognizer
+	// gave it nothing to answer (it heard nothing, or nothing in time on a
+	// loaded machine): what a person says into a silent phone.
+	Unheard() (say string, hangup bool)
 }
 
 // Destination suffixes that choose a persona (the others are outcomes, see Place).
@@ -43,6 +48,7 @@ type silent struct{}
 func (*silent) Name() string                { return "silent" }
 func (*silent) Reply(string) (string, bool) { return "", false }
 func (*silent) Hear(string) (string, bool)  { return "", false }
+func (*silent) Unheard() (string, bool)     { return "", false }
 
 // alex answers like a cooperative caller booking an appointment: a day
 // when asked for a date, a time when asked for a time, yes to
@@ -115,6 +121,19 @@ func (a *alex) hear(heard string) (string, bool) {
 	}
 	return "Yes, that's right.", false
 }
+
+// Unheard: Alex asks to hear it again, which counts as an answer (so a
+// line that stays deaf ends by his answer limit, not by a loop).
+func (a *alex) Unheard() (string, bool) {
+	if a.answers >= a.maxAnswers {
+		return "Sorry, I have to go now. Bye!", true
+	}
+	a.answers++
+	return unheardAsk, false
+}
+
+// unheardAsk is what Alex says into a silent line.
+const unheardAsk = "Sorry, I didn't hear you. Could you say that again?"
 
 // askedAgain are the words of an assistant that did not catch what Alex
 // said (conversation.MissedPrompt among them): he says it again.
