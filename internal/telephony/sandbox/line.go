@@ -293,11 +293,12 @@ func (l *personaLine) endOfTurn() {
 
 // DefaultPatience is how long the persona waits, after the assistant's
 // turn and with the line quiet, for its recognizer's final before it says
-// what a person says into a silent line (Persona.Unheard). It is well
-// inside an assistant's silence timeout (30 s by default), and far longer
-// than the recognizer's final takes on an idle machine (well under a
-// second).
-const DefaultPatience = 8 * time.Second
+// what a person says into a silent line (Persona.Unheard). It is inside
+// an assistant's silence timeout (30 s by default), and far longer than
+// the recognizer's final takes even beside a CPU hog (8 s was not: the
+// recognizer's final came later than that, and the nudge talked over the
+// assistant's next turn).
+const DefaultPatience = 20 * time.Second
 
 func (l *personaLine) receiveAudio(ctx context.Context, rx telephony.Receiver) telephony.End {
 	ctx, cancel := context.WithCancel(ctx)
