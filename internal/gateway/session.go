@@ -70,9 +70,14 @@ type session struct {
 	// input with, set by Receive (rxReady is closed then); the reader
 	// waits for it. ended takes the line's own end (the client hung up or
 	// went away), once. hungUp is closed by Hangup: the runtime is done
-	// with the line.
+	// with the line. rxMu is held while the reader calls rx, and rxOff is
+	// set under it as Receive returns: the Receiver is never called after
+	// Receive has returned (the reader may be inside StartAudio or Audio
+	// when the runtime hangs up).
 	rx       telephony.Receiver
 	rxReady  chan struct{}
+	rxMu     sync.Mutex
+	rxOff    bool
 	ended    chan telephony.End
 	endOnce  sync.Once
 	hungUp   chan struct{}
@@ -289,6 +294,11 @@ func (ss *session) Format() audio.Format { return audio.Format{} }
 func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony.End {
 	ss.rx = rx
 	close(ss.rxReady)
+	defer func() {
+		ss.rxMu.Lock()
+		ss.rxOff = true
+		ss.rxMu.Unlock()
+	}()
 	select {
 	case e := <-ss.ended:
 		// The runtime's hang-up closes the socket, which ends the line
@@ -306,23 +316,37 @@ func (ss *session) Receive(ctx context.Context, rx telephony.Receiver) telephony
 	}
 }
 
-// lineEnd reports the line's own end, once.
+// lineEnd reports the line's own end, once. Once call.ended is queued
+// (the runtime ended the call: CallEnded, then Hangup) the socket's close
+// is that end's consequence, so the line reports the zero End: the
+// client's close racing the runtime's Hangup must not turn this side's
+// end into customer-ended-call.
 func (ss *session) lineEnd(e telephony.End) {
 	ss.over.Store(true)
+	if ss.closing.Load() {
+		e = telephony.End{}
+	}
 	ss.endOnce.Do(func() { ss.ended <- e })
 }
 
-// receiver waits until the runtime receives (Receive has been called) and
-// returns its Receiver; nil when it never will (the call is over, or the
-// connection was cut).
-func (ss *session) receiver() telephony.Receiver {
+// deliver waits until the runtime receives (Receive has been called) and
+// calls fn with its Receiver; false when it never will (the call is over,
+// Receive has returned, or the connection was cut).
+func (ss *session) deliver(fn func(telephony.Receiver)) bool {
 	select {
 	case <-ss.rxReady:
-		return ss.rx
 	case <-ss.hungUp:
+		return false
 	case <-ss.killed:
+		return false
 	}
-	return nil
+	ss.rxMu.Lock()
+	defer ss.rxMu.Unlock()
+	if ss.rxOff {
+		return false
+	}
+	fn(ss.rx)
+	return true
 }
 
 // Write queues one frame of assistant audio. It fails once the line has
@@ -563,11 +587,9 @@ func (ss *session) read(ctx context.Context) {
 				ss.abuseErr(err)
 				return
 			}
-			rx := ss.receiver() // audio is on: the runtime receives
-			if rx == nil {
+			if !ss.deliver(func(rx telephony.Receiver) { rx.Audio(frame) }) { // audio is on: the runtime receives
 				return
 			}
-			rx.Audio(frame)
 			continue
 		}
 		ev, err := protocol.Decode(frame)
@@ -600,11 +622,7 @@ func (ss *session) read(ctx context.Context) {
 func (ss *session) handle(ev protocol.ClientEvent, hungUp *bool) bool {
 	switch e := ev.(type) {
 	case protocol.UserText:
-		rx := ss.receiver()
-		if rx == nil {
-			return false
-		}
-		rx.Text(e.Text)
+		return ss.deliver(func(rx telephony.Receiver) { rx.Text(e.Text) })
 	case protocol.Hangup:
 		*hungUp = true
 		ss.lineEnd(telephony.End{Outcome: string(call.Completed), Reason: call.ReasonCustomerEnded})
@@ -614,9 +632,7 @@ func (ss *session) handle(ev protocol.ClientEvent, hungUp *bool) bool {
 		return ss.update(e)
 	case protocol.PlaybackMark:
 		if ss.audioOn.Load() {
-			if rx := ss.receiver(); rx != nil {
-				rx.Mark(e.TurnID, e.PlayedMs)
-			}
+			ss.deliver(func(rx telephony.Receiver) { rx.Mark(e.TurnID, e.PlayedMs) })
 		}
 	}
 	return true
@@ -648,15 +664,17 @@ func (ss *session) update(u protocol.SessionUpdate) bool {
 	if u.TextOnly == nil || *u.TextOnly || on {
 		return true
 	}
-	rx := ss.receiver()
-	if rx == nil {
-		return false
-	}
 	f := ss.audio
 	if f.Encoding == "" {
 		f = protocol.DefaultAudio
 	}
-	if err := rx.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate}); err != nil {
+	var err error
+	if !ss.deliver(func(rx telephony.Receiver) {
+		err = rx.StartAudio(audio.Format{Encoding: audio.Encoding(f.Encoding), SampleRate: f.SampleRate})
+	}) {
+		return false
+	}
+	if err != nil {
 		ss.log.Info("audio refused", "err", err)
 		ss.send(protocol.ErrorEventFor(protocol.AudioUnavailable()))
 		return true

@@ -21,12 +21,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"switchboard/internal/audio"
 	"switchboard/internal/leaktest"
+	"switchboard/internal/sip/siptest"
 	"switchboard/internal/telephony"
 )
 
@@ -99,7 +99,8 @@ func startProvider(t *testing.T, cfg Config, admit telephony.Admitter) (*Provide
 		cfg.ListenAddr = "127.0.0.1:0"
 	}
 	if cfg.RTPPorts == (PortRange{}) {
-		cfg.RTPPorts = PortRange{Min: 28000, Max: 31999}
+		r := siptest.Ports(t, 64)
+		cfg.RTPPorts = PortRange{Min: r.First, Max: r.Last}
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p, err := New(cfg, log)
@@ -252,50 +253,16 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// sippPorts hands each SIPp and baresip a distinct SIP port and media port
-// band (SIPp takes mport and a few above it).
-var sippPorts atomic.Int32
-
+// nextSIPpPorts gives a SIPp or baresip its SIP port (and the one above,
+// which baresip takes for TLS) and a media band of four ports (SIPp takes
+// mport and a few above it; baresip's rtp_ports). They come from siptest's
+// allocator, which hands a port to one test of one process on the machine
+// only: go test runs internal/app's and cmd/switchboard's SIPp beside
+// these, and a fixed band of our own collided with theirs (SIPp exited
+// "Address already in use" beside a CPU hog).
 func nextSIPpPorts(t *testing.T) (sipPort, mediaPort int) {
 	t.Helper()
-	for range 50 {
-		n := int(sippPorts.Add(1))
-		// All below the kernel's ephemeral range (32768 up), so that no
-		// socket opened meanwhile takes them: SIP 20000-21999 (baresip
-		// takes the port above for TLS), media 22000-27999, and the
-		// providers' RTP 28000-31999.
-		sipPort = 20000 + 2*(n%1000)
-		mediaPort = 22000 + 6*(n%1000)
-		if portsFree(sipPort, mediaPort) {
-			return sipPort, mediaPort
-		}
-	}
-	t.Fatal("no free ports for SIPp")
-	return 0, 0
-}
-
-func portsFree(sipPort, mediaPort int) bool {
-	var closers []io.Closer
-	defer func() {
-		for _, c := range closers {
-			_ = c.Close()
-		}
-	}()
-	for _, p := range []int{sipPort, mediaPort, mediaPort + 1, mediaPort + 2, mediaPort + 3} {
-		c, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			return false
-		}
-		closers = append(closers, c)
-	}
-	for _, p := range []int{sipPort, sipPort + 1} {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			return false
-		}
-		closers = append(closers, l)
-	}
-	return true
+	return siptest.Ports(t, 2).First, siptest.Ports(t, 4).First
 }
 
 // startSIPp runs sipp with args plus -i 127.0.0.1 -p <port> -mp <mport>

@@ -290,11 +290,14 @@ func (p *Provider) onInfo(req *sip.Request, tx sip.ServerTransaction) {
 		p.respond(tx, req, 415, "Unsupported Media Type", sip.NewHeader("Accept", "application/dtmf-relay, application/dtmf"))
 		return
 	}
-	p.respond(tx, req, 200, "OK")
+	// The key is queued before the 200: sipgo runs each request on its own
+	// goroutine, and a peer sends its next INFO once this one is answered,
+	// so queuing after the answer let "5#" arrive as "#5" on a busy machine.
 	select {
 	case line.info <- d:
 	default: // sixteen keys unread: the runtime is not reading
 	}
+	p.respond(tx, req, 200, "OK")
 }
 
 // onNotify takes the NOTIFYs of a REFER (message/sipfrag).

@@ -15,6 +15,7 @@ import (
 
 	"switchboard/internal/audio"
 	"switchboard/internal/leaktest"
+	"switchboard/internal/sip/siptest"
 	"switchboard/internal/telephony"
 )
 
@@ -464,7 +465,8 @@ func TestCloseEndsCalls(t *testing.T) {
 	t.Parallel()
 	leaktest.Check(t)
 	ev := newEvents()
-	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: 28000, Max: 31999}}, nil)
+	rtp := siptest.Ports(t, 64)
+	p, err := New(Config{ListenAddr: "127.0.0.1:0", RTPPorts: PortRange{Min: rtp.First, Max: rtp.Last}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

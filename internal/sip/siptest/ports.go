@@ -18,11 +18,13 @@ import (
 // it needs numbers nobody else will take between the moment it picks them
 // and the moment the peer binds them. Two things make that hold:
 //
-//   - Within a process, ports are handed out once and never again, so
-//     parallel tests of one package never share a port.
+//   - Within a process, a port is handed to one test at a time: a small
+//     request's ports once and never again, a run of whole blocks (an
+//     RTP range) until the test that asked for it ends.
 //   - Across processes (go test runs packages in parallel), ports come in
 //     blocks of blockSize, and a process owns a block by holding an flock
-//     on a file named for it under the temporary directory until it exits.
+//     on a file named for it under the temporary directory (until it exits,
+//     or the test that took the block ends).
 //     Two test binaries never take the same block.
 //
 // Each port handed out is also checked free on 127.0.0.1 for both UDP and
@@ -78,25 +80,34 @@ func Ports(t testing.TB, n int) PortRange {
 	defer ports.mu.Unlock()
 	if n > blockSize {
 		// A run of whole blocks of its own.
+		// Its blocks go back when the test ends (its peers have exited
+		// by then, and free checks the next taker's ports anyway): a
+		// package whose every test runs a server with an RTP range would
+		// otherwise run the machine's range dry under -count.
 		k := (n + blockSize - 1) / blockSize
 		for range 8 {
-			first, err := lockBlocks(k)
+			first, held, err := lockBlocks(k)
 			if err != nil {
 				t.Fatalf("siptest.Ports(%d): %v", n, err)
 			}
 			if r := (PortRange{First: first, Last: first + n - 1}); free(r) {
+				t.Cleanup(func() { closeAll(held) })
 				return r
 			}
+			ports.locks = append(ports.locks, held...) // busy: never again
 		}
 		t.Fatalf("siptest.Ports(%d): no free run of %d ports in %d-%d", n, n, portLow, portHigh)
 	}
 	step := n + n%2 // keep every range starting even
 	for range (portHigh - portLow) / blockSize {
 		if ports.block == 0 || ports.next+step > ports.block+blockSize {
-			first, err := lockBlocks(1)
+			first, held, err := lockBlocks(1)
 			if err != nil {
 				t.Fatalf("siptest.Ports(%d): %v", n, err)
 			}
+			// Shared by the process's later small requests: held until
+			// it exits (the kernel drops the lock then).
+			ports.locks = append(ports.locks, held...)
 			ports.block, ports.next = first, first
 		}
 		r := PortRange{First: ports.next, Last: ports.next + n - 1}
@@ -110,13 +121,13 @@ func Ports(t testing.TB, n int) PortRange {
 }
 
 // lockBlocks takes k consecutive blocks no other process holds and
-// returns the first port of the first. It starts from a random block so
-// that processes rarely contend, and never returns a block this process
-// took before.
-func lockBlocks(k int) (int, error) {
+// returns the first port of the first and the locks that hold them. It
+// starts from a random block so that processes rarely contend, and never
+// returns a block this process holds.
+func lockBlocks(k int) (int, []*os.File, error) {
 	dir := filepath.Join(os.TempDir(), "switchboard-siptest-ports")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	blocks := (portHigh - portLow + 1) / blockSize
 	start := rand.IntN(blocks)
@@ -127,16 +138,14 @@ func lockBlocks(k int) (int, error) {
 		}
 		held, err := lockRun(dir, b, k)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		if held == nil {
 			continue
 		}
-		// Held until the process exits: the kernel drops the locks then.
-		ports.locks = append(ports.locks, held...)
-		return portLow + b*blockSize, nil
+		return portLow + b*blockSize, held, nil
 	}
-	return 0, fmt.Errorf("no %d free port blocks in %d-%d", k, portLow, portHigh)
+	return 0, nil, fmt.Errorf("no %d free port blocks in %d-%d", k, portLow, portHigh)
 }
 
 // lockRun flocks the files of blocks b..b+k-1, or none of them: it
