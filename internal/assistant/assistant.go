@@ -16,6 +16,7 @@ import (
 	"switchboard/internal/audio/vad"
 	"switchboard/internal/catalog"
 	"switchboard/internal/phone"
+	"switchboard/internal/vars"
 )
 
 // Assistant is one organization's assistant. The JSON form is the API's and
@@ -265,6 +266,7 @@ func (a *Assistant) Validate(p Providers, was *Assistant, f *apperr.Fields) []Wa
 			f.Add(field, "must be at most %d bytes", MaxTextLen)
 		}
 	}
+	a.checkTemplates(f)
 	if a.Language == "" || len(a.Language) > 35 {
 		f.Add("language", "must be a BCP 47 language tag such as en-US")
 	}
@@ -380,4 +382,39 @@ var toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// templated lists the assistant's texts that are {{…}} templates (package
+// vars), by field; a flow's texts are its own (flow.Parse checks them).
+func (a *Assistant) templated() map[string]*string {
+	out := map[string]*string{
+		"firstMessage":      &a.FirstMessage,
+		"systemPrompt":      &a.SystemPrompt,
+		"voicemail.message": &a.Voicemail.Message,
+	}
+	for i := range a.Transfer.Destinations {
+		out["transfer.destinations["+itoa(i)+"].message"] = &a.Transfer.Destinations[i].Message
+	}
+	return out
+}
+
+// checkTemplates refuses a text whose {{…}} does not parse, naming the
+// field and the byte.
+func (a *Assistant) checkTemplates(f *apperr.Fields) {
+	for field, p := range a.templated() {
+		if err := vars.Check(*p); err != nil {
+			f.Add(field, "template %v: write {{name}}, {{contact.name}} or {{name | fallback}} (docs/api.md, \"Variables\")", err)
+		}
+	}
+}
+
+// Render returns a copy of a with the call's variables filled into its
+// templated texts (firstMessage, systemPrompt, the voicemail message and
+// the transfer messages). A flow renders its own texts as it runs.
+func (a Assistant) Render(v vars.Values) Assistant {
+	a.Transfer.Destinations = slices.Clone(a.Transfer.Destinations)
+	for _, p := range a.templated() {
+		*p = vars.Render(*p, v, nil)
+	}
+	return a
 }

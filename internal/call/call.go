@@ -4,6 +4,7 @@
 package call
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -156,6 +157,10 @@ type Call struct {
 	// control is sent there, and the call ends node-lost if that node
 	// dies.
 	NodeID string
+	// Variables are what the call's assistant's templates are rendered
+	// from: a JSON object (package vars), fixed when the call is created;
+	// nil for none. Kept as stored, so that listings copy it as it is.
+	Variables json.RawMessage
 }
 
 // DurationSeconds is the talk time: from start to end, 0 if it never started.

@@ -21,6 +21,7 @@ import (
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony"
+	"switchboard/internal/vars"
 )
 
 // Store is what call control reads and writes: the aggregates of the
@@ -191,6 +192,8 @@ type WebCall struct {
 	// PublicKeyID is the publishable key that asked, if one did: the
 	// call remembers it, and the gateway admits only its origins.
 	PublicKeyID string
+	// Variables are the request's own (vars.Request checked them).
+	Variables vars.Values
 }
 
 // StartWebCall stores a queued web call; an unknown assistant is an
@@ -205,6 +208,7 @@ func (s *Service) StartWebCall(ctx context.Context, req WebCall) (call.Call, err
 	now := s.now().UTC()
 	c := call.Call{ID: id.New(id.Call), OrgID: req.OrgID, Type: call.Web, Status: call.Queued, AssistantID: req.AssistantID,
 		PublicKeyID: req.PublicKeyID, CreatedAt: now, UpdatedAt: now}
+	c.Variables = variables(c, nil, "", "", req.Variables)
 	return c, s.store.CreateCall(ctx, c)
 }
 
@@ -215,6 +219,15 @@ type PhoneCall struct {
 	To         string // E.164
 	Provider   string // must match the purchase's provider when set
 	AttemptID  string // set by the scheduler
+	// Variables are the request's own (vars.Request checked them).
+	Variables vars.Values
+	// Contact, Message and Timezone are a scheduled call's contact and its
+	// schedule's message and zone (the dialer sets them). A direct call's
+	// contact is the number's contact with the dialled number, if any,
+	// and its message the number's allocation message.
+	Contact  *phone.Contact
+	Message  string
+	Timezone string
 }
 
 // PlacePhoneCall stores the call and hands it to the provider. A provider
@@ -273,6 +286,14 @@ func (s *Service) PlacePhoneCalls(ctx context.Context, reqs []PhoneCall) []Place
 			AssistantID: o.p.OutboundAssistantID, PurchaseID: o.p.ID, From: o.p.Number, To: req.To, Provider: o.p.Provider,
 			Direction: call.Outbound, AttemptID: req.AttemptID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
 		}
+		ct, message := req.Contact, req.Message
+		if ct == nil && req.AttemptID == "" {
+			ct = s.contactByNumber(ctx, req.OrgID, o.p.ID, req.To)
+		}
+		if message == "" {
+			message = o.p.Message
+		}
+		c.Variables = variables(c, ct, message, req.Timezone, req.Variables)
 		ncs = append(ncs, store.NewCall{Call: c, Suppressed: s.suppressedEvents(c)})
 		froms = append(froms, from{i, o})
 	}

@@ -69,6 +69,7 @@ func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, err
 		AssistantID: p.InboundAssistantID, PurchaseID: p.ID, From: from, To: num, Provider: in.Provider,
 		ProviderCallID: in.ProviderCallID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
 	}
+	c.Variables = variables(c, s.contactByNumber(ctx, p.OrgID, p.ID, from), p.Message, "", nil)
 	if err := s.store.CreateCall(ctx, c); err != nil {
 		return "", errors.Join(telephony.ErrUnavailable, err)
 	}

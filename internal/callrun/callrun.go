@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"switchboard/internal/conversation"
 	"switchboard/internal/recording"
 	"switchboard/internal/telephony"
+	"switchboard/internal/vars"
 	"switchboard/internal/voice"
 )
 
@@ -338,6 +340,15 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 	if err != nil {
 		r.fail(ctx, log, rn, "assistant", call.ReasonModelFailed, err)
 		return
+	}
+	// The assistant's texts are templates of the call's variables
+	// (package vars); a flow renders its own as it runs.
+	values := vars.Running(c.Variables, r.cfg.Now())
+	a = a.Render(values)
+	if m, _ := values["message"].(string); strings.TrimSpace(a.FirstMessage) == "" && c.Direction == call.Outbound && m != "" {
+		// The seed's message opens an outbound call whose assistant has
+		// no firstMessage of its own (docs/api.md, "Variables").
+		a.FirstMessage = m
 	}
 	brain, err := r.cfg.Brains.New(ctx, c, a)
 	if err != nil {

@@ -263,7 +263,12 @@ func (s *Service) DialAttempts(ctx context.Context, ds []store.Dial) error {
 			errs = append(errs, fail(d, "contact was deleted before the call was due"))
 			continue
 		}
-		reqs = append(reqs, callctl.PhoneCall{OrgID: d.OrgID, PurchaseID: d.PurchaseID, To: d.To, AttemptID: d.ID})
+		var ct *phone.Contact
+		if d.Contact.ID != "" {
+			ct = &d.Contact
+		}
+		reqs = append(reqs, callctl.PhoneCall{OrgID: d.OrgID, PurchaseID: d.PurchaseID, To: d.To, AttemptID: d.ID,
+			Contact: ct, Message: d.Message, Timezone: d.Timezone})
 		dialing = append(dialing, d)
 	}
 	for i, r := range s.calls.PlacePhoneCalls(ctx, reqs) {

@@ -14,6 +14,7 @@ import (
 	"switchboard/internal/catalog"
 	"switchboard/internal/flow"
 	"switchboard/internal/llm"
+	"switchboard/internal/vars"
 )
 
 // ToolRunner calls an assistant's HTTP tools.
@@ -28,7 +29,8 @@ type Brains struct {
 	Models map[string]llm.Client
 	// Tools makes the tool runner of a call's assistant (HTTP tools).
 	Tools func(c call.Call, a assistant.Assistant) ToolRunner
-	// Now and Location are the flow runner's clock (relative dates).
+	// Now and Location are the flow runner's clock (relative dates);
+	// Location is its zone for a call without a timezone variable.
 	Now      func() time.Time
 	Location *time.Location
 	Log      *slog.Logger
@@ -54,7 +56,16 @@ func (b *Brains) New(ctx context.Context, c call.Call, a assistant.Assistant) (B
 		if now == nil {
 			now = time.Now
 		}
-		return &flowBrain{flow: f, runner: f.NewRunner(now, b.Location), tools: tools, transfer: a.Transfer}, nil
+		// The flow runs in the call's zone (its timezone variable: the
+		// contact's, else the schedule's), else the server's.
+		values := vars.Running(c.Variables, now())
+		loc := b.Location
+		if _, ok := values["timezone"]; ok {
+			loc = values.Zone()
+		}
+		runner := f.NewRunner(now, loc)
+		runner.Seed(values)
+		return &flowBrain{flow: f, runner: runner, tools: tools, transfer: a.Transfer}, nil
 	}
 	client, ok := b.Models[a.Model.Provider]
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
@@ -159,5 +160,43 @@ func TestModelBrainHeard(t *testing.T) {
 	}
 	if m.history[0].Content != "Hello." {
 		t.Errorf("an earlier exchange changed: %+v", m.history[0])
+	}
+}
+
+// TestFlowBrainRunsInTheCallsZone: a flow reads relative dates in the
+// call's zone (its timezone variable), not the server's, and its texts
+// name the call's variables.
+func TestFlowBrainRunsInTheCallsZone(t *testing.T) {
+	a := testAssistant()
+	a.Model = assistant.Model{Provider: assistant.ProviderFlow}
+	a.Flow = json.RawMessage(`{"start": "when", "nodes": {
+		"when": {"type": "ask", "text": "Hi {{contact.firstName | there}}. Which day?", "branches": [{"match": {"kind": "date"}, "capture": "day", "next": "bye"}]},
+		"bye": {"type": "end", "text": "Booked for {{day}}.", "success": true}}}`)
+	// 23:30 UTC on Tuesday, December 1: already Wednesday in Tokyo.
+	now := func() time.Time { return time.Date(2026, 12, 1, 23, 30, 0, 0, time.UTC) }
+	brains := &Brains{Now: now, Location: time.UTC}
+	for zone, want := range map[string]string{"": "Wednesday, December 2, 2026", "Asia/Tokyo": "Thursday, December 3, 2026"} {
+		c := call.Call{ID: "c"}
+		if zone != "" {
+			c.Variables = json.RawMessage(`{"timezone":"` + zone + `","contact":{"firstName":"Ada"}}`)
+		}
+		brain, err := brains.New(context.Background(), c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, err := brain.Open(context.Background(), func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if greet := map[string]string{"": "Hi there. Which day?", "Asia/Tokyo": "Hi Ada. Which day?"}[zone]; open.Text != greet {
+			t.Errorf("zone %q: Open = %q, want %q", zone, open.Text, greet)
+		}
+		r, err := brain.Respond(context.Background(), "tomorrow", func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Text != "Booked for "+want+"." {
+			t.Errorf("zone %q: \"tomorrow\" = %q, want %s", zone, r.Text, want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"switchboard/internal/apperr"
+	"switchboard/internal/vars"
 )
 
 // Limits that keep a flow, and one step of it, bounded.
@@ -314,7 +315,7 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 		}
 		switch k {
 		case "text":
-			n.Text = d.str(f, v)
+			n.Text = d.template(f, d.str(f, v))
 		case "next":
 			n.Next = d.str(f, v)
 		case "branches":
@@ -326,8 +327,9 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 		case "tool":
 			n.Tool = d.str(f, v)
 		case "args":
-			if _, ok := d.object(f, v); ok {
+			if obj, ok := d.object(f, v); ok {
 				n.Args = append(json.RawMessage(nil), bytes.TrimSpace(v)...)
+				d.templates(f, obj)
 			}
 		case "capture":
 			n.Capture = d.str(f, v)
@@ -375,6 +377,8 @@ func (d decoder) node(field string, raw json.RawMessage) Node {
 		case d.fs.Has(field + ".digits"):
 		case n.Digits == "":
 			d.fs.Add(field+".digits", "is required: the keys to send (0-9, *, #, A-D)")
+		case vars.Check(n.Digits) != nil:
+			d.fs.Add(field+".digits", "template %v", vars.Check(n.Digits))
 		case !validDigits(n.Digits):
 			d.fs.Add(field+".digits", "must be 1 to %d keys 0-9, *, #, A-D, or {{var}} references to captured keys, not %q", MaxKeys, n.Digits)
 		}
@@ -531,9 +535,9 @@ func (d decoder) dtmf(field string, obj map[string]json.RawMessage, m Match) {
 // validDigits reports whether a sendDTMF node's digits are keys and
 // template references: at least one of either, at most MaxKeys keys.
 func validDigits(s string) bool {
-	keys := templateRE.ReplaceAllString(s, "")
+	keys, refs := vars.Strip(s)
 	if keys == "" {
-		return templateRE.MatchString(s)
+		return refs > 0
 	}
 	return keysRE.MatchString(keys)
 }
@@ -561,7 +565,7 @@ func (d decoder) noMatch(field string, raw json.RawMessage) *NoMatch {
 		v, f := obj[k], field+"."+k
 		switch k {
 		case "text":
-			nm.Text = d.str(f, v)
+			nm.Text = d.template(f, d.str(f, v))
 		case "next":
 			nm.Next = d.str(f, v)
 		case "maxRetries":
@@ -605,6 +609,48 @@ func (d decoder) array(field string, raw json.RawMessage) []json.RawMessage {
 		d.fs.Add(field, "must be an array")
 	}
 	return a
+}
+
+// template checks that a text's {{…}} references parse (package vars)
+// and returns it.
+func (d decoder) template(field, s string) string {
+	if err := vars.Check(s); err != nil {
+		d.fs.Add(field, "template %v", err)
+	}
+	return s
+}
+
+// templates checks every string of a tool's args, at any depth.
+func (d decoder) templates(field string, obj map[string]json.RawMessage) {
+	for _, k := range sortedKeys(obj) {
+		d.templateValue(field+"."+k, obj[k])
+	}
+}
+
+func (d decoder) templateValue(field string, raw json.RawMessage) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			d.template(field, s)
+		}
+	case '{':
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil {
+			d.templates(field, obj)
+		}
+	case '[':
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) == nil {
+			for i, e := range arr {
+				d.templateValue(field+"["+strconv.Itoa(i)+"]", e)
+			}
+		}
+	}
 }
 
 func (d decoder) str(field string, raw json.RawMessage) string {

@@ -54,7 +54,7 @@ func TestParseKeypadAndTransferRules(t *testing.T) {
 		{"sendDTMF without digits", flowOf("k", `"k": {"type": "sendDTMF", "next": "bye"}`, endOK), []string{"flow.nodes.k.digits"}, "is required"},
 		{"sendDTMF with bad digits", flowOf("k", `"k": {"type": "sendDTMF", "digits": "1 2", "next": "bye"}`, endOK), []string{"flow.nodes.k.digits"}, `not "1 2"`},
 		{"sendDTMF with a bad key around a template", flowOf("k", `"k": {"type": "sendDTMF", "digits": "{{pin}}x", "next": "bye"}`, endOK), []string{"flow.nodes.k.digits"}, "{{var}} references"},
-		{"sendDTMF with braces that are no template", flowOf("k", `"k": {"type": "sendDTMF", "digits": "{{1}}", "next": "bye"}`, endOK), []string{"flow.nodes.k.digits"}, "keys"},
+		{"sendDTMF with braces that are no template", flowOf("k", `"k": {"type": "sendDTMF", "digits": "{{1}}", "next": "bye"}`, endOK), []string{"flow.nodes.k.digits"}, `template byte 0: {{1}}: "1" is not a variable name`},
 		{"sendDTMF without next", flowOf("k", `"k": {"type": "sendDTMF", "digits": "1"}`), []string{"flow.nodes.k.next"}, "is required"},
 		{"sendDTMF with text", flowOf("k", `"k": {"type": "sendDTMF", "digits": "1", "text": "Hi", "next": "bye"}`, endOK),
 			[]string{"flow.nodes.k.text"}, "not a field of a sendDTMF node; it takes digits, next, onError"},

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"switchboard/internal/vars"
 )
 
 // What the runner says on its own, when the flow does not.
@@ -58,17 +60,18 @@ type ToolCall struct {
 // Runner is one conversation's position in a flow and its captured
 // variables. Not safe for concurrent use.
 type Runner struct {
-	nodes   map[string]*compiledNode
-	start   string
-	now     func() time.Time
-	loc     *time.Location
-	vars    map[string]any
-	kinds   map[string]valueKind
-	node    string
-	state   runState
-	retries int // unmatched answers at the current ask
-	success bool
-	lastAsk string // the ask a refused transfer without onError returns to
+	nodes    map[string]*compiledNode
+	start    string
+	now      func() time.Time
+	loc      *time.Location
+	vars     map[string]any
+	kinds    map[string]valueKind
+	callVars vars.Values // the call's variables (Seed): templates fall back to them
+	node     string
+	state    runState
+	retries  int // unmatched answers at the current ask
+	success  bool
+	lastAsk  string // the ask a refused transfer without onError returns to
 }
 
 type runState int
@@ -296,6 +299,27 @@ func (r *Runner) TransferResult(err error) Step {
 	return r.end(nil, transferFailText+" Goodbye.")
 }
 
+// Seed gives the runner the call's variables (package vars): the flow's
+// templates name them as they name its captures, and a capture of the
+// same name takes their place. Vars still returns the captures only.
+func (r *Runner) Seed(v vars.Values) { r.callVars = v }
+
+// values are what templates render from: the captures over the call's
+// variables.
+func (r *Runner) values() vars.Values {
+	if len(r.callVars) == 0 {
+		return vars.Values(r.vars)
+	}
+	out := make(vars.Values, len(r.callVars)+len(r.vars))
+	for k, v := range r.callVars {
+		out[k] = v
+	}
+	for k, v := range r.vars {
+		out[k] = v
+	}
+	return out
+}
+
 // Vars returns a copy of the captured variables: numbers as float64, dates as
 // "2006-01-02", times as "15:04", date-times as "2006-01-02T15:04", yes/no as
 // bool, keywords, regex matches and free answers as strings, tool results as
@@ -326,11 +350,11 @@ func (r *Runner) run(id string, say []string) Step {
 			return r.step(r.say(say, n.Text), nil)
 		case typeTool:
 			r.node, r.state = id, stateTool
-			call := &ToolCall{Name: n.Tool, Args: renderArgs(n.args, r.vars, r.kinds)}
+			call := &ToolCall{Name: n.Tool, Args: renderArgs(n.args, r.values(), r.kinds)}
 			return r.step(r.say(say, n.Text), call)
 		case typeSendDTMF:
 			r.node = id
-			keys := render(n.Digits, r.vars, r.kinds, literal)
+			keys := render(n.Digits, r.values(), r.kinds, literal)
 			if !keysRE.MatchString(keys) { // a variable that held no keys: the send fails
 				if n.OnError == "" {
 					return r.end(say, failText)
@@ -376,7 +400,7 @@ func (r *Runner) step(say []string, tool *ToolCall) Step {
 
 // say appends a node's text, rendered for speech, unless it is blank.
 func (r *Runner) say(say []string, text string) []string {
-	if t := strings.TrimSpace(render(text, r.vars, r.kinds, spoken)); t != "" {
+	if t := strings.TrimSpace(render(text, r.values(), r.kinds, spoken)); t != "" {
 		say = append(say, t)
 	}
 	return say

@@ -257,3 +257,52 @@ func TestRunnerInputBeforeStart(t *testing.T) {
 	expect(t, "Start() again", r.Start(), Step{Node: "ask_date"})
 	expect(t, "ToolResult while asking", r.ToolResult(json.RawMessage(`{}`), nil), Step{Node: "ask_date"})
 }
+
+// TestRunnerSeed: a flow's templates name the call's variables (package
+// vars) as they name captures, with fallbacks; a capture of the same name
+// takes the call variable's place; Vars holds the captures only; a
+// template that does not parse is refused by Parse, naming the field.
+func TestRunnerSeed(t *testing.T) {
+	f := mustParse(t, `{"start": "hi", "nodes": {
+		"hi": {"type": "ask", "text": "Hi {{contact.firstName | there}}, about {{message}}: what is your plan?",
+			"branches": [{"match": {"kind": "regex", "pattern": "(?P<plan>gold|silver)"}, "next": "book"}]},
+		"book": {"type": "tool", "tool": "book", "args": {"who": "{{contact.name}}", "plan": "{{plan}}", "zone": "{{timezone}}"}, "next": "bye"},
+		"bye": {"type": "end", "text": "Bye {{contact.firstName}}, {{plan}} it is.", "success": true}
+	}}`)
+	r := f.NewRunner(clockAt(tuesday), newYork)
+	r.Seed(map[string]any{
+		"contact":  map[string]any{"name": "Ada Lovelace", "firstName": "Ada"},
+		"message":  "your renewal",
+		"plan":     "bronze",
+		"timezone": "America/New_York",
+	})
+	expect(t, "Start", r.Start(), Step{Say: "Hi Ada, about your renewal: what is your plan?", Node: "hi"})
+	expect(t, `Input("gold")`, r.Input("gold please"), Step{
+		Tool: &ToolCall{Name: "book", Args: json.RawMessage(`{"plan":"gold","who":"Ada Lovelace","zone":"America/New_York"}`)},
+		Node: "book",
+	})
+	expect(t, "ToolResult", r.ToolResult(json.RawMessage(`{}`), nil), Step{Say: "Bye Ada, gold it is.", End: true, Success: true, Node: "bye"})
+	if v := r.Vars(); len(v) != 1 || v["plan"] != "gold" {
+		t.Errorf("Vars() = %v, want the capture only", v)
+	}
+	// Unseeded, the fallback speaks.
+	r = f.NewRunner(clockAt(tuesday), newYork)
+	expect(t, "Start unseeded", r.Start(), Step{Say: "Hi there, about : what is your plan?", Node: "hi"})
+
+	for field, doc := range map[string]string{
+		"flow.nodes.a.text":         `{"start": "a", "nodes": {"a": {"type": "end", "text": "Hi {{name"}}}`,
+		"flow.nodes.a.args.x[1].y":  `{"start": "a", "nodes": {"a": {"type": "tool", "tool": "t", "args": {"x": [1, {"y": "{{ }}"}]}, "next": "b"}, "b": {"type": "end", "text": "ok"}}}`,
+		"flow.nodes.a.noMatch.text": `{"start": "a", "nodes": {"a": {"type": "ask", "text": "?", "branches": [{"match": {"kind": "yesno"}, "next": "b"}], "noMatch": {"text": "{{1x}}", "next": "b"}}, "b": {"type": "end", "text": "ok"}}}`,
+		"flow.nodes.a.digits":       `{"start": "a", "nodes": {"a": {"type": "sendDTMF", "digits": "{{pin", "next": "b"}, "b": {"type": "end", "text": "ok"}}}`,
+	} {
+		found := false
+		for _, fe := range parseFields(t, doc) {
+			if fe.Field == field && strings.Contains(fe.Message, "template byte") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("Parse(%s): want a template error naming %s, got %v", doc, field, parseFields(t, doc))
+		}
+	}
+}

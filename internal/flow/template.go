@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
-)
 
-// templateRE finds {{var}} and {{var.path.0}} references; anything else in
-// braces is left as written.
-var templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\}`)
+	"switchboard/internal/vars"
+)
 
 // form is who a rendered value is for.
 type form int
@@ -22,40 +18,17 @@ const (
 	literal             // tool arguments: values as the variables hold them
 )
 
-// render fills the {{var}} references of s. Unknown variables (and paths into
-// them) render as nothing.
-func render(s string, vars map[string]any, kinds map[string]valueKind, f form) string {
-	if !strings.Contains(s, "{{") {
-		return s
-	}
-	return templateRE.ReplaceAllStringFunc(s, func(ref string) string {
-		path := strings.Split(templateRE.FindStringSubmatch(ref)[1], ".")
-		v, ok := vars[path[0]]
-		if !ok {
-			return ""
-		}
+// render fills the {{var}} references of s (the template language is
+// package vars'): the runner's captured variables first, then the call's.
+// Missing values render as the reference's fallback, or as nothing.
+func render(s string, v vars.Values, kinds map[string]valueKind, f form) string {
+	return vars.Render(s, v, func(path []string, x any) string {
 		if len(path) == 1 && f == spoken {
-			if s, ok := v.(string); ok {
+			if s, ok := x.(string); ok {
 				return speak(s, kinds[path[0]])
 			}
 		}
-		for _, p := range path[1:] {
-			switch c := v.(type) {
-			case map[string]any:
-				if v, ok = c[p]; !ok {
-					return ""
-				}
-			case []any:
-				i, err := strconv.Atoi(p)
-				if err != nil || i < 0 || i >= len(c) {
-					return ""
-				}
-				v = c[i]
-			default:
-				return ""
-			}
-		}
-		return format(v, f)
+		return format(x, f)
 	})
 }
 
@@ -79,11 +52,7 @@ func format(v any, f form) string {
 	case json.Number:
 		return v.String()
 	}
-	b, err := marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
+	return vars.Format(v)
 }
 
 // speak writes a captured date, time or date-time the way it is said:
@@ -120,12 +89,12 @@ func speak(s string, k valueKind) string {
 
 // renderArgs fills the templates in every string of a tool's arguments (at
 // any depth, keys excepted) and returns the JSON object.
-func renderArgs(args any, vars map[string]any, kinds map[string]valueKind) json.RawMessage {
+func renderArgs(args any, values vars.Values, kinds map[string]valueKind) json.RawMessage {
 	var walk func(v any) any
 	walk = func(v any) any {
 		switch v := v.(type) {
 		case string:
-			return render(v, vars, kinds, literal)
+			return render(v, values, kinds, literal)
 		case map[string]any:
 			out := make(map[string]any, len(v))
 			for k, e := range v {
@@ -166,12 +135,4 @@ func decodeJSON(raw []byte) (any, error) {
 }
 
 // marshal encodes JSON without HTML escaping (a tool receives "<" as "<").
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
+func marshal(v any) ([]byte, error) { return vars.Marshal(v) }

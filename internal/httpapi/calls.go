@@ -11,8 +11,10 @@ import (
 	"switchboard/internal/callctl"
 	"switchboard/internal/catalog"
 	"switchboard/internal/id"
+	"switchboard/internal/jsonobj"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
+	"switchboard/internal/vars"
 	"switchboard/internal/view"
 )
 
@@ -65,6 +67,7 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 	}
 	assistantID := o.Str("assistantId", true)
 	typ := o.Str("type", false)
+	variables := requestVariables(o)
 	o.Done()
 	if typ != "" && typ != string(call.Web) {
 		o.Errs.Add("type", "unsupported type %q: only web is accepted here; place phone calls with POST /v1/calls/phone/initiate", typ)
@@ -76,7 +79,7 @@ func (s *Server) initiateWebCall(ctx context.Context, r *request) (response, err
 	if err := o.Errs.Err(); err != nil {
 		return response{}, err
 	}
-	req := callctl.WebCall{OrgID: r.orgID, AssistantID: assistantID}
+	req := callctl.WebCall{OrgID: r.orgID, AssistantID: assistantID, Variables: variables}
 	if r.pub != nil {
 		// Checked before any lookup: the key learns nothing of the
 		// organization's other assistants.
@@ -109,6 +112,7 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 	pid := o.Str("phone_purchase_id", true)
 	to := o.Str("phoneNumber", true)
 	provider := o.Str("provider", false)
+	variables := requestVariables(o)
 	o.Done()
 	if to != "" {
 		n, err := phone.NormalizeE164(to)
@@ -132,7 +136,7 @@ func (s *Server) initiatePhoneCall(ctx context.Context, r *request) (response, e
 	if err := unknown.err(); err != nil {
 		return response{}, err
 	}
-	c, err := s.calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: r.orgID, PurchaseID: pid, To: to, Provider: provider})
+	c, err := s.calls.PlacePhoneCall(ctx, callctl.PhoneCall{OrgID: r.orgID, PurchaseID: pid, To: to, Provider: provider, Variables: variables})
 	if err != nil {
 		return response{}, onField(err, "phone_purchase_id")
 	}
@@ -271,4 +275,15 @@ func (s *Server) getRecording(ctx context.Context, r *request) (response, error)
 		w.Header().Set("Content-Disposition", `attachment; filename="`+c.ID+`.wav"`)
 		http.ServeContent(w, req, "", fi.ModTime(), f)
 	}}, nil
+}
+
+// requestVariables reads a call request's variables (docs/api.md,
+// "Variables"); its problems are o's errors, named by the variable.
+func requestVariables(o *jsonobj.Object) vars.Values {
+	raw := o.RawObject("variables")
+	v, problems := vars.Request("variables", raw)
+	for _, p := range problems {
+		o.Errs.Add(p.Field, "%s", p.Message)
+	}
+	return v
 }

@@ -6,6 +6,7 @@ import (
 
 	"switchboard/internal/call"
 	"switchboard/internal/event"
+	"switchboard/internal/phone"
 	"switchboard/internal/schedule"
 )
 
@@ -69,11 +70,17 @@ type AttemptEnd struct {
 }
 
 // Dial is an attempt a dialer claimed (ClaimDials), with its schedule's
-// number and its contact's phone number.
+// number, message and zone and its contact: what the call is placed and
+// its variables are made with.
 type Dial struct {
 	schedule.Attempt
 	// PurchaseID is the schedule's number, the call's caller ID.
 	PurchaseID string
 	// To is the contact's phone number; "" when the contact was deleted.
 	To string
+	// Contact is the attempt's contact (ID, Name, PhoneNumber, Timezone,
+	// Metadata); zero when it was deleted.
+	Contact phone.Contact
+	// Message and Timezone are the schedule's.
+	Message, Timezone string
 }

@@ -15,6 +15,10 @@ type Contacts interface {
 	ListContacts(ctx context.Context, orgID, purchaseID string, p Page) ([]phone.Contact, int, error)
 	DeleteContact(ctx context.Context, orgID, purchaseID, contactID string) error
 	GetContact(ctx context.Context, orgID, id string) (phone.Contact, error)
+	// ContactByNumber returns the purchase's contact whose phone number is
+	// number (E.164); NotFound when it has none. A phone call's variables
+	// name the contact it reaches (or that calls in).
+	ContactByNumber(ctx context.Context, orgID, purchaseID, number string) (phone.Contact, error)
 
 	// ContactZones returns the timezone of each id in ids that is a
 	// contact of the purchase ("" when it has none); other ids are absent

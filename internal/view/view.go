@@ -84,6 +84,9 @@ type Call struct {
 	// RecordingURL is where the call's recording is served (GET
 	// /v1/calls/{id}/recording), absolute; only when it has one.
 	RecordingURL string `json:"recordingUrl,omitempty"`
+	// Variables are the call's variables (docs/api.md, "Variables"), as
+	// stored; {} for a call created before them.
+	Variables json.RawMessage `json:"variables"`
 }
 
 // MarshalJSON writes the call by hand: listings render thousands of calls a
@@ -137,8 +140,17 @@ func (v Call) AppendJSON(b []byte) []byte {
 	if v.RecordingURL != "" {
 		b = str(b, "recordingUrl", v.RecordingURL)
 	}
+	b = append(b, `,"variables":`...)
+	if len(v.Variables) == 0 {
+		b = append(b, noVariables...)
+	} else {
+		b = append(b, v.Variables...)
+	}
 	return append(b, '}')
 }
+
+// noVariables is the variables of a call that has none.
+var noVariables = json.RawMessage(`{}`)
 
 // NewCall is the view of c.
 func NewCall(c call.Call) Call {
@@ -147,7 +159,10 @@ func NewCall(c call.Call) Call {
 		PhonePurchaseID: c.PurchaseID, From: c.From, To: c.To, Provider: c.Provider, AttemptID: c.AttemptID,
 		Direction: string(c.Direction), ProviderCallID: c.ProviderCallID,
 		CreatedAt: Time(c.CreatedAt), UpdatedAt: Time(c.UpdatedAt), StartedAt: Time(c.StartedAt), EndedAt: Time(c.EndedAt),
-		DurationSeconds: c.DurationSeconds(),
+		DurationSeconds: c.DurationSeconds(), Variables: c.Variables,
+	}
+	if len(v.Variables) == 0 {
+		v.Variables = noVariables
 	}
 	if c.Status == call.Ended {
 		o, r := string(c.Outcome), c.EndedReason

@@ -90,7 +90,8 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 	// claim takes a few hundred), then joined to their number and phone.
 	c := claim{Table: "attempts", Alias: "a", Key: "id", Lease: "dial_until",
 		Select: `SELECT a.id FROM attempts a WHERE ` + dialable + ` ORDER BY a.due_at, a.id LIMIT ?`,
-		Join: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, '')
+		Join: `SELECT a.id, a.org_id, a.schedule_id, a.contact_id, a.due_at, a.leases, a.leased_until, sc.purchase_id, COALESCE(ct.phone_number, ''),
+			COALESCE(ct.id, ''), COALESCE(ct.name, ''), COALESCE(ct.timezone, ''), COALESCE(ct.metadata, ''), sc.message, sc.timezone
 			FROM picked JOIN attempts a ON a.id = picked.id JOIN schedules sc ON sc.id = a.schedule_id
 			LEFT JOIN contacts ct ON ct.id = a.contact_id AND ct.org_id = a.org_id ORDER BY a.due_at, a.id`}
 	var out []store.Dial
@@ -99,8 +100,13 @@ func (s *Store) ClaimDials(ctx context.Context, now time.Time, hold time.Duratio
 		_, err := c.run(ctx, s, tx, now, hold, limit, func(rows *sql.Rows) (string, error) {
 			d := store.Dial{Attempt: schedule.Attempt{State: schedule.Pending}}
 			var due, until int64
-			if err := rows.Scan(&d.ID, &d.OrgID, &d.ScheduleID, &d.ContactID, &due, &d.Leases, &until, &d.PurchaseID, &d.To); err != nil {
+			var meta string
+			if err := rows.Scan(&d.ID, &d.OrgID, &d.ScheduleID, &d.ContactID, &due, &d.Leases, &until, &d.PurchaseID, &d.To,
+				&d.Contact.ID, &d.Contact.Name, &d.Contact.Timezone, &meta, &d.Message, &d.Timezone); err != nil {
 				return "", err
+			}
+			if d.Contact.ID != "" {
+				d.Contact.OrgID, d.Contact.PhoneNumber, d.Contact.Metadata = d.OrgID, d.To, json.RawMessage(meta)
 			}
 			d.DueAt, d.LeasedUntil = fromMS(due), fromMS(until)
 			out = append(out, d)

@@ -100,6 +100,13 @@ func (s *Store) GetContact(ctx context.Context, orgID, id string) (phone.Contact
 	return c, wrap("GetContact", notFound(err, "contact"))
 }
 
+// ContactByNumber reads the purchase's contact with number (E.164), by
+// the unique index contacts_number.
+func (s *Store) ContactByNumber(ctx context.Context, orgID, purchaseID, number string) (phone.Contact, error) {
+	c, err := scanContact(s.row(ctx, s.r, `SELECT `+contactCols+` FROM contacts WHERE purchase_id = ? AND phone_number = ? AND org_id = ?`, purchaseID, number, orgID))
+	return c, wrap("ContactByNumber", notFound(err, "contact"))
+}
+
 // ContactZones returns the timezones of the ids that are contacts of the purchase.
 func (s *Store) ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))

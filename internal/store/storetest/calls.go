@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,6 +91,8 @@ func testCalls(t *testing.T, open Opener) {
 		mustCall(t, s, ph)
 		in := newCall(o.ID, call.Phone, at(3*time.Second))
 		in.Direction, in.ProviderCallID = call.Inbound, "3848276298220188511@203.0.113.7"
+		// Variables are kept byte for byte (listings copy them as stored).
+		in.Variables = json.RawMessage(`{"call":{"id":"x"},"plan":"gold","n":1.50,"s":"<é>"}`)
 		mustCall(t, s, in)
 
 		for _, c := range []call.Call{web, ph, in} {

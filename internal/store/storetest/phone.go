@@ -409,6 +409,11 @@ func testContacts(t *testing.T, open Opener) {
 		equal(t, fmt.Sprintf("GetContact(%s)", c4.ID), normContact(got), normContact(c4))
 		_, err = s.GetContact(ctx, o.ID, id.New(id.Contact))
 		wantKind(t, "GetContact(unknown id)", err, apperr.NotFound)
+		got, err = s.ContactByNumber(ctx, o.ID, c4.PurchaseID, c4.PhoneNumber)
+		must(t, "ContactByNumber", err)
+		equal(t, fmt.Sprintf("ContactByNumber(%s)", c4.PhoneNumber), normContact(got), normContact(c4))
+		_, err = s.ContactByNumber(ctx, o.ID, c4.PurchaseID, "+19995550000")
+		wantKind(t, "ContactByNumber(a number that is no contact)", err, apperr.NotFound)
 	})
 
 	t.Run("OtherOrgIsNotFound", func(t *testing.T) {
@@ -425,6 +430,8 @@ func testContacts(t *testing.T, open Opener) {
 		wantKind(t, "DeleteContact(other org, purchase, contact)", s.DeleteContact(ctx, other.ID, p.ID, cs[0].ID), apperr.NotFound)
 		_, err = s.GetContact(ctx, other.ID, cs[0].ID)
 		wantKind(t, "GetContact(other org, contact)", err, apperr.NotFound)
+		_, err = s.ContactByNumber(ctx, other.ID, p.ID, cs[0].PhoneNumber)
+		wantKind(t, "ContactByNumber(other org, purchase, number)", err, apperr.NotFound)
 		_, _, err = s.AddContacts(ctx, o.ID, id.New(id.Purchase), []phone.Contact{newContact("+33600000002", t0)})
 		wantKind(t, "AddContacts(unknown purchase)", err, apperr.NotFound)
 

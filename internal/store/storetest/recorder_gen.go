@@ -17,7 +17,7 @@ import (
 )
 
 // recorder is a store.Store that notes each method called, then calls the
-// store it wraps: 111 methods of store.Store and of the optional
+// store it wraps: 112 methods of store.Store and of the optional
 // interfaces (store.Counter), which it reaches by asserting the wrapped store to
 // them (the suite calls those only on a store that implements them).
 type recorder struct {
@@ -228,6 +228,11 @@ func (r *recorder) DeleteContact(ctx context.Context, orgID, purchaseID, contact
 func (r *recorder) GetContact(ctx context.Context, orgID, id string) (phone.Contact, error) {
 	r.hit("GetContact")
 	return r.s.GetContact(ctx, orgID, id)
+}
+
+func (r *recorder) ContactByNumber(ctx context.Context, orgID, purchaseID, number string) (phone.Contact, error) {
+	r.hit("ContactByNumber")
+	return r.s.ContactByNumber(ctx, orgID, purchaseID, number)
 }
 
 func (r *recorder) ContactZones(ctx context.Context, orgID, purchaseID string, ids []string) (map[string]string, error) {

@@ -277,6 +277,17 @@ func testSchedules(t *testing.T, open Opener) {
 				if g.PurchaseID != f.purchase.ID || g.To != numberOf[g.ContactID] {
 					t.Errorf("%s returned attempt %s with number %q, to %q; want the schedule's %s, to its contact's %q", call, g.ID, g.PurchaseID, g.To, f.purchase.ID, numberOf[g.ContactID])
 				}
+				// What the call's variables are made of: the contact and
+				// the schedule's message and zone.
+				for _, c := range f.contacts {
+					if c.ID == g.ContactID && (g.Contact.ID != c.ID || g.Contact.Name != c.Name || g.Contact.PhoneNumber != c.PhoneNumber ||
+						g.Contact.Timezone != c.Timezone || string(g.Contact.Metadata) != string(c.Metadata)) {
+						t.Errorf("%s returned attempt %s with contact %+v; want %+v", call, g.ID, g.Contact, c)
+					}
+				}
+				if g.Message != f.sc.Message || g.Timezone != f.sc.Timezone {
+					t.Errorf("%s returned attempt %s with message %q, zone %q; want the schedule's %q, %q", call, g.ID, g.Message, g.Timezone, f.sc.Message, f.sc.Timezone)
+				}
 			}
 		}
 		t1 := d1.Add(2 * time.Minute)
