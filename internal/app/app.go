@@ -37,6 +37,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/numbers"
 	"switchboard/internal/recording"
+	"switchboard/internal/routing/ask"
 	"switchboard/internal/secret"
 	"switchboard/internal/sip"
 	"switchboard/internal/telephony"
@@ -314,7 +315,8 @@ func (m *Main) build(ctx context.Context) error {
 	nets = append(nets, m.twilio)
 	reg.MustRegister(m.twilio.Collector())
 	nodeID := cluster.NewID()
-	m.calls = callctl.New(callctl.Config{Store: db, Providers: nets, Node: nodeID, Secrets: sealer, PublicURL: cfg.PublicURL, Log: log})
+	m.calls = callctl.New(callctl.Config{Store: db, Providers: nets, Node: nodeID, Secrets: sealer, PublicURL: cfg.PublicURL, Log: log,
+		Router: &ask.Client{HTTP: &http.Client{Transport: guard.Transport()}}})
 	sched := campaign.New(db, m.calls, cfg.Campaigns, log.With("component", "campaign"))
 	brains := &conversation.Brains{Models: models, Tools: toolsFor(guard), Log: log.With("component", "conversation")}
 	recordings := recording.NewArchive(dataDir(cfg), db, log.With("component", "recording"))

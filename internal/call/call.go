@@ -161,6 +161,9 @@ type Call struct {
 	// from: a JSON object (package vars), fixed when the call is created;
 	// nil for none. Kept as stored, so that listings copy it as it is.
 	Variables json.RawMessage
+	// Routing is how an inbound call's assistant was chosen (a
+	// routing.Record as JSON); nil on other calls.
+	Routing json.RawMessage
 }
 
 // DurationSeconds is the talk time: from start to end, 0 if it never started.

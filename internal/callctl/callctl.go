@@ -19,6 +19,7 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/lifecycle"
 	"switchboard/internal/phone"
+	"switchboard/internal/routing"
 	"switchboard/internal/store"
 	"switchboard/internal/telephony"
 	"switchboard/internal/vars"
@@ -34,6 +35,7 @@ type Store interface {
 	store.Connections
 	store.Contacts
 	store.Nodes
+	store.AssistantRequests
 }
 
 // Service places calls and follows them to their end.
@@ -45,6 +47,7 @@ type Service struct {
 
 	secrets   Opener
 	publicURL string
+	router    Router
 
 	mu      sync.Mutex
 	hangups map[string]hangup // by call id, until its Ended event (see hangup)
@@ -77,7 +80,16 @@ type Config struct {
 	// PublicURL is the server's public base URL, under which webhook
 	// payloads give a recorded call's recordingUrl (as the API does).
 	PublicURL string
-	Log       *slog.Logger
+	// Router asks organizations' routing endpoints about inbound calls
+	// (nil: inbound calls go to their number's allocated assistant).
+	Router Router
+	Log    *slog.Logger
+}
+
+// Router puts an inbound call's question to its organization's endpoint
+// (ask.Client does).
+type Router interface {
+	Ask(ctx context.Context, e routing.Endpoint, req routing.Request) (routing.Answer, error)
 }
 
 // Listener hears what call control decides about this node's calls: the
@@ -142,7 +154,7 @@ func New(cfg Config) *Service {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{store: cfg.Store, providers: map[string]telephony.Network{}, log: cfg.Log, now: id.Now, hangups: map[string]hangup{},
-		secrets: cfg.Secrets, publicURL: cfg.PublicURL, node: cfg.Node}
+		secrets: cfg.Secrets, publicURL: cfg.PublicURL, node: cfg.Node, router: cfg.Router}
 	for _, p := range cfg.Providers {
 		s.providers[p.Name()] = p
 	}

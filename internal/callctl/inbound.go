@@ -12,7 +12,9 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
+	"switchboard/internal/routing"
 	"switchboard/internal/telephony"
+	"switchboard/internal/vars"
 )
 
 // Admit decides an inbound call (the providers' telephony.Admitter): the
@@ -69,7 +71,12 @@ func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, err
 		AssistantID: p.InboundAssistantID, PurchaseID: p.ID, From: from, To: num, Provider: in.Provider,
 		ProviderCallID: in.ProviderCallID, CreatedAt: now, UpdatedAt: now, NodeID: s.node,
 	}
-	c.Variables = variables(c, s.contactByNumber(ctx, p.OrgID, p.ID, from), p.Message, "", nil)
+	rec, extra, err := s.route(ctx, &c)
+	if err != nil {
+		return "", err // a refusal: busy, or a forward
+	}
+	c.Routing = rec.JSON()
+	c.Variables = variables(c, s.contactByNumber(ctx, p.OrgID, p.ID, from), p.Message, "", extra)
 	if err := s.store.CreateCall(ctx, c); err != nil {
 		return "", errors.Join(telephony.ErrUnavailable, err)
 	}
@@ -80,4 +87,51 @@ func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, err
 // sources default to them).
 func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// route asks the organization's routing endpoint, if it has one, which
+// assistant answers inbound call c (docs/ARCHITECTURE.md, "Inbound
+// routing"): it sets c.AssistantID to the endpoint's choice and returns
+// the record and the endpoint's variables; a refusal (telephony.ErrBusy,
+// *telephony.Forward) is returned as the error. Whatever else goes wrong
+// the number's allocated assistant answers, and the record says why.
+func (s *Service) route(ctx context.Context, c *call.Call) (routing.Record, vars.Values, error) {
+	if s.router == nil {
+		return routing.Record{Source: routing.SourceAllocation}, nil, nil
+	}
+	ep, err := s.store.GetAssistantRequest(ctx, c.OrgID)
+	if apperr.Is(err, apperr.NotFound) {
+		return routing.Record{Source: routing.SourceAllocation}, nil, nil
+	}
+	fallback := func(reason string) (routing.Record, vars.Values, error) {
+		s.log.Info("inbound routing fell back to the allocated assistant", "call_id", c.ID, "reason", reason)
+		return routing.Record{Source: routing.SourceFallback, Reason: reason}, nil, nil
+	}
+	if err != nil {
+		return fallback("the endpoint could not be read: " + err.Error())
+	}
+	listed, _ := s.store.DNCListed(ctx, c.OrgID, c.From)
+	ans, err := s.router.Ask(ctx, ep, routing.Request{CallID: c.ID, From: c.From, To: c.To, PurchaseID: c.PurchaseID,
+		Provider: c.Provider, AssistantID: c.AssistantID, DoNotCall: listed})
+	if err != nil {
+		return fallback(err.Error())
+	}
+	switch {
+	case ans.Refuse != "":
+		return routing.Record{}, nil, telephony.ErrBusy
+	case ans.Forward != "":
+		return routing.Record{}, nil, &telephony.Forward{To: ans.Forward}
+	}
+	if ans.AssistantID != "" && ans.AssistantID != c.AssistantID {
+		// Looked up in the calling organization only: another
+		// organization's assistant is unknown here, as a deleted one is.
+		if _, err := s.store.GetAssistant(ctx, c.OrgID, ans.AssistantID); err != nil {
+			if apperr.Is(err, apperr.NotFound) {
+				return fallback("unknown assistant " + ans.AssistantID)
+			}
+			return fallback("the assistant could not be read: " + err.Error())
+		}
+		c.AssistantID = ans.AssistantID
+	}
+	return routing.Record{Source: routing.SourceWebhook, FirstMessage: ans.FirstMessage}, ans.Variables, nil
 }

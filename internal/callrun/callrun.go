@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/conversation"
 	"switchboard/internal/recording"
+	"switchboard/internal/routing"
 	"switchboard/internal/telephony"
 	"switchboard/internal/vars"
 	"switchboard/internal/voice"
@@ -344,6 +345,9 @@ func (r *Runtime) run(ctx context.Context, rn *run) {
 	// The assistant's texts are templates of the call's variables
 	// (package vars); a flow renders its own as it runs.
 	values := vars.Running(c.Variables, r.cfg.Now())
+	if fm := routing.ParseRecord(c.Routing).FirstMessage; fm != "" {
+		a.FirstMessage = fm // the routing endpoint's override for this call
+	}
 	a = a.Render(values)
 	if m, _ := values["message"].(string); strings.TrimSpace(a.FirstMessage) == "" && c.Direction == call.Outbound && m != "" {
 		// The seed's message opens an outbound call whose assistant has

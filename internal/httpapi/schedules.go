@@ -7,10 +7,13 @@ import (
 	"slices"
 	"time"
 
+	"switchboard/internal/apperr"
 	"switchboard/internal/campaign"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
+	"switchboard/internal/routing"
 	"switchboard/internal/schedule"
+	"switchboard/internal/webhook"
 )
 
 func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error) {
@@ -292,6 +295,17 @@ type orgView struct {
 	MaxConcurrentCallsPerNumber int           `json:"maxConcurrentCallsPerNumber"`
 	ServerCaps                  schedule.Caps `json:"serverCaps"`
 	EffectiveCaps               schedule.Caps `json:"effectiveCaps"`
+	// AssistantRequest is the inbound routing endpoint; null when none.
+	AssistantRequest *assistantRequestView `json:"assistantRequest"`
+}
+
+// assistantRequestView is the routing endpoint as the API shows it: its
+// secret only in the answer that made it.
+type assistantRequestView struct {
+	URL       string `json:"url"`
+	TimeoutMs int64  `json:"timeoutMs"`
+	UpdatedAt ts     `json:"updatedAt"`
+	Secret    string `json:"secret,omitempty"`
 }
 
 func (s *Server) orgView(ctx context.Context, orgID string) (orgView, error) {
@@ -303,8 +317,16 @@ func (s *Server) orgView(ctx context.Context, orgID string) (orgView, error) {
 	if err != nil {
 		return orgView{}, err
 	}
-	return orgView{ID: org.ID, Name: org.Name, MaxConcurrentCalls: own.PerOrg, MaxConcurrentCallsPerNumber: own.PerNumber,
-		ServerCaps: server, EffectiveCaps: eff}, nil
+	v := orgView{ID: org.ID, Name: org.Name, MaxConcurrentCalls: own.PerOrg, MaxConcurrentCallsPerNumber: own.PerNumber,
+		ServerCaps: server, EffectiveCaps: eff}
+	ep, err := s.store.GetAssistantRequest(ctx, orgID)
+	switch {
+	case err == nil:
+		v.AssistantRequest = &assistantRequestView{URL: ep.URL, TimeoutMs: ep.Timeout.Milliseconds(), UpdatedAt: ts(ep.UpdatedAt)}
+	case !apperr.Is(err, apperr.NotFound):
+		return orgView{}, err
+	}
+	return v, nil
 }
 
 func (s *Server) getOrganization(ctx context.Context, r *request) (response, error) {
@@ -328,6 +350,27 @@ func (s *Server) updateOrganization(ctx context.Context, r *request) (response, 
 	}
 	own.PerOrg = o.Int("maxConcurrentCalls", false, own.PerOrg)
 	own.PerNumber = o.Int("maxConcurrentCallsPerNumber", false, own.PerNumber)
+	removeRouting := o.Present("assistantRequest") && o.Child("assistantRequest") == nil
+	var ep *routing.Endpoint
+	if ar := o.Child("assistantRequest"); ar != nil {
+		e := routing.Endpoint{OrgID: r.orgID, URL: ar.Str("url", true), UpdatedAt: s.now()}
+		ms := ar.Int("timeoutMs", false, int(routing.DefaultTimeout.Milliseconds()))
+		ar.Done()
+		if ms < int(routing.MinTimeout.Milliseconds()) || ms > int(routing.MaxTimeout.Milliseconds()) {
+			o.Errs.Add("assistantRequest.timeoutMs", "must be an integer from %d to %d (milliseconds the caller waits for your answer; default %d)",
+				routing.MinTimeout.Milliseconds(), routing.MaxTimeout.Milliseconds(), routing.DefaultTimeout.Milliseconds())
+		}
+		e.Timeout = time.Duration(ms) * time.Millisecond
+		if e.URL != "" {
+			fs := &apperr.Fields{}
+			s.cfg.Webhooks.CheckEndpoint(ctx, e.URL, nil, nil, fs)
+			for _, f := range *fs {
+				o.Errs.Add("assistantRequest."+f.Field, "%s", f.Message)
+			}
+		}
+		e.Secret = webhook.NewSecret()
+		ep = &e
+	}
 	o.Done()
 	if own.PerOrg < 0 || own.PerOrg > maxCap {
 		o.Errs.Add("maxConcurrentCalls", "must be an integer from 0 (none of its own) to %d", maxCap)
@@ -341,11 +384,26 @@ func (s *Server) updateOrganization(ctx context.Context, r *request) (response, 
 	if err := s.sched.SetCaps(ctx, r.orgID, own); err != nil {
 		return response{}, err
 	}
+	switch {
+	case ep != nil:
+		if err := s.store.SetAssistantRequest(ctx, *ep); err != nil {
+			return response{}, err
+		}
+	case removeRouting:
+		if err := s.store.DeleteAssistantRequest(ctx, r.orgID); err != nil {
+			return response{}, err
+		}
+	}
 	v, err := s.orgView(ctx, r.orgID)
 	if err != nil {
 		return response{}, err
 	}
-	return ok(http.StatusOK, "organization updated", v), nil
+	msg := "organization updated"
+	if ep != nil && v.AssistantRequest != nil {
+		v.AssistantRequest.Secret = ep.Secret
+		msg = "organization updated; store the assistantRequest secret now, it is not shown again"
+	}
+	return ok(http.StatusOK, msg, v), nil
 }
 
 // emptyBody checks the optional body of an action (cancel, pause, resume,

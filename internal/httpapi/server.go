@@ -98,6 +98,7 @@ type Store interface {
 	store.Turns
 	store.Analyses
 	store.Webhooks
+	store.AssistantRequests
 	store.Outbox
 	store.Idempotency
 	store.RateLimits

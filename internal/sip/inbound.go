@@ -30,6 +30,10 @@ func refusal(err error) (status int, phrase, reason string) {
 		return 403, "Forbidden", "source-refused"
 	case errors.Is(err, telephony.ErrNoInboundAgent):
 		return 480, "Temporarily Unavailable", "no-inbound-agent"
+	case errors.Is(err, telephony.ErrBusy):
+		return 486, "Busy Here", "routed-busy"
+	case errors.As(err, new(*telephony.Forward)):
+		return 302, "Moved Temporarily", "routed-forward"
 	default:
 		return 503, "Service Unavailable", "unavailable"
 	}
@@ -74,12 +78,21 @@ func (p *Provider) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		Provider: Name, To: dialedNumber(req), From: callerNumber(req),
 		Source: source, ProviderCallID: sipCallID,
 	}
+	// Admission may wait for the organization's routing endpoint, up to
+	// its deadline (at most routing.MaxTimeout); 180 follows it.
 	actx, cancel := context.WithTimeout(context.Background(), p.cfg.AdmitTimeout)
 	callID, err := p.admit(actx, in)
 	cancel()
 	if err != nil {
 		status, phrase, reason := refusal(err)
-		p.refuse(tx, req, log.With("to", in.To, "from", in.From), status, phrase, reason, err)
+		var extra []sip.Header
+		var fwd *telephony.Forward
+		if errors.As(err, &fwd) {
+			// RFC 3261 §21.3.3: the new location in Contact, a tel URI
+			// as the caller's proxy routes numbers (RFC 3966).
+			extra = append(extra, sip.NewHeader("Contact", "<tel:"+fwd.To+">"))
+		}
+		p.refuse(tx, req, log.With("to", in.To, "from", in.From), status, phrase, reason, err, extra...)
 		return
 	}
 	if errors.Is(tx.Err(), sip.ErrTransactionCanceled) {
@@ -92,14 +105,14 @@ func (p *Provider) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	p.answer(req, tx, callID, sipCallID, cod, offer, log)
 }
 
-func (p *Provider) refuse(tx sip.ServerTransaction, req *sip.Request, log *slog.Logger, status int, phrase, reason string, err error) {
+func (p *Provider) refuse(tx sip.ServerTransaction, req *sip.Request, log *slog.Logger, status int, phrase, reason string, err error, extra ...sip.Header) {
 	p.stats.refused[reason].Add(1)
 	// A flood of INVITEs (a scanner trying numbers) logs the first of
 	// each reason per window in full, then a count.
 	if p.refusals.Sample(reason) {
 		log.Info("sip INVITE refused", "status", status, "reason", reason, "err", err)
 	}
-	p.respond(tx, req, status, phrase)
+	p.respond(tx, req, status, phrase, extra...)
 }
 
 // sourceAddr is the IP of a request's source ("ip:port").

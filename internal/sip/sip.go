@@ -58,7 +58,7 @@ const (
 	// REFER was accepted (see Line.Transfer).
 	DefaultTransferTimeout = 30 * time.Second
 	// DefaultAdmitTimeout bounds the Admitter's decision on an INVITE.
-	DefaultAdmitTimeout = 5 * time.Second
+	DefaultAdmitTimeout = 8 * time.Second // above routing.MaxTimeout: the routing endpoint has its whole deadline
 	DefaultUserAgent    = "Switchboard"
 )
 
@@ -591,7 +591,7 @@ type Stats struct {
 	Lines int64
 }
 
-var refusalReasons = []string{"unknown-number", "source-refused", "no-inbound-agent", "unavailable", "bad-media", "bad-request"}
+var refusalReasons = []string{"unknown-number", "source-refused", "no-inbound-agent", "unavailable", "bad-media", "bad-request", "routed-busy", "routed-forward"}
 
 type stats struct {
 	refused                                            map[string]*atomic.Uint64 // keys fixed in New

@@ -39,6 +39,7 @@ type Store interface {
 	Turns
 	Analyses
 	Webhooks
+	AssistantRequests
 	Outbox
 	Idempotency
 	RateLimits

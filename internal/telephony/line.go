@@ -250,7 +250,18 @@ var (
 	ErrSourceRefused  = errors.New("telephony: the source address is not among the connection's inbound sources")
 	ErrNoInboundAgent = errors.New("telephony: the number has no inbound assistant")
 	ErrUnavailable    = errors.New("telephony: the service cannot take calls now")
+	// ErrBusy: the organization's routing endpoint refused the call as
+	// busy (SIP 486, Twilio <Reject reason="busy">).
+	ErrBusy = errors.New("telephony: the organization's routing refused the call: busy")
 )
+
+// Forward is a refusal that redirects the call, unanswered, to To (E.164):
+// SIP 302 with To as the Contact, Twilio <Dial>.
+type Forward struct{ To string }
+
+func (f *Forward) Error() string {
+	return "telephony: the organization's routing forwards the call to " + f.To
+}
 
 // Admitter decides an inbound call: it returns the id of the call it
 // stored (ringing, direction inbound), or a refusal. The provider then

@@ -118,6 +118,10 @@ func admitRefusal(err error) string {
 		return "source-refused"
 	case errors.Is(err, telephony.ErrNoInboundAgent):
 		return "no-inbound-agent"
+	case errors.Is(err, telephony.ErrBusy):
+		return "routed-busy"
+	case errors.As(err, new(*telephony.Forward)):
+		return "routed-forward"
 	}
 	return "unavailable"
 }
@@ -152,7 +156,15 @@ func (p *Provider) serveVoice(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	if err != nil {
 		p.refuse(admitRefusal(err), "connection_id", connID, "to", to, "call_sid", sid, "err", err)
-		writeTwiML(w, RejectTwiML())
+		var fwd *telephony.Forward
+		switch {
+		case errors.As(err, &fwd):
+			writeTwiML(w, ForwardTwiML(fwd.To))
+		case errors.Is(err, telephony.ErrBusy):
+			writeTwiML(w, BusyTwiML())
+		default:
+			writeTwiML(w, RejectTwiML())
+		}
 		return
 	}
 	pc := &pcall{id: callID, connID: connID, acct: acct, sid: sid, inbound: true, seq: -1, rank: rankRinging, stream: true}

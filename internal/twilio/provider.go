@@ -62,7 +62,7 @@ const (
 	// a transfer's TwiML was accepted.
 	DefaultTransferTimeout = 10 * time.Second
 	// DefaultAdmitTimeout bounds the Admitter's decision on a call.
-	DefaultAdmitTimeout = 5 * time.Second
+	DefaultAdmitTimeout = 8 * time.Second // above routing.MaxTimeout: the routing endpoint has its whole deadline
 	// callbackGrace is how long past the ring timeout a placed call may
 	// stay without news from Twilio before it is ended as lost.
 	callbackGrace = 30 * time.Second
@@ -593,7 +593,7 @@ type Stats struct {
 
 var refusalReasons = []string{
 	"bad-signature", "unknown-connection", "bad-request", "bad-token", "unknown-call",
-	"unknown-number", "source-refused", "no-inbound-agent", "unavailable",
+	"unknown-number", "source-refused", "no-inbound-agent", "unavailable", "routed-busy", "routed-forward",
 }
 
 type stats struct {

@@ -753,3 +753,34 @@ func TestHangupFromSink(t *testing.T) {
 	}
 	waitCall(t, fc, "completed", func(s twiliotest.State) bool { return s.Ended && s.Status == "completed" })
 }
+
+// TestInboundRoutedAway: the organization's routing refused the call as
+// busy (<Reject reason="busy">) or forwarded it (<Dial>): no stream, no
+// event, the refusal counted.
+func TestInboundRoutedAway(t *testing.T) {
+	b := setup(t)
+	b.setAdmit(func(context.Context, telephony.Incoming) (string, error) { return "", telephony.ErrBusy })
+	fc, err := b.fake.Dial(ctxT(t, 5*time.Second), testFrom, "+16175550111")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitCall(t, fc, "rejected", func(s twiliotest.State) bool { return s.Ended })
+	if !st.Rejected || st.Streams != 0 || len(st.TwiML) != 1 || !strings.Contains(st.TwiML[0], `<Reject reason="busy"/>`) {
+		t.Errorf("busy: %+v, want one <Reject reason=\"busy\"/>", st)
+	}
+	b.setAdmit(func(context.Context, telephony.Incoming) (string, error) {
+		return "", &telephony.Forward{To: "+14155550199"}
+	})
+	fc, err = b.fake.Dial(ctxT(t, 5*time.Second), testFrom, "+16175550112")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = waitCall(t, fc, "forwarded", func(s twiliotest.State) bool { return s.Ended })
+	if st.Streams != 0 || !slices.Equal(st.Transfers, []string{"+14155550199"}) {
+		t.Errorf("forward: %+v, want a <Dial> to +14155550199 and no stream", st)
+	}
+	b.ev.none(t, 100*time.Millisecond)
+	if s := b.p.Stats(); s.Refused["routed-busy"] != 1 || s.Refused["routed-forward"] != 1 {
+		t.Errorf("Refused = %v, want one routed-busy and one routed-forward", s.Refused)
+	}
+}

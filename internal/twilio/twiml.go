@@ -97,3 +97,14 @@ func HangupTwiML() string { return xmlHeader + "<Response><Hangup/></Response>" 
 // nothing ("TwiML Voice: <Reject>"; the caller hears a busy signal or "not
 // in service", by Twilio's default reason "rejected").
 func RejectTwiML() string { return xmlHeader + "<Response><Reject/></Response>" }
+
+// BusyTwiML refuses an incoming call with a busy signal, unanswered
+// (https://www.twilio.com/docs/voice/twiml/reject: reason "busy"; the
+// call ends busy): the organization's routing said busy.
+func BusyTwiML() string { return xmlHeader + `<Response><Reject reason="busy"/></Response>` }
+
+// ForwardTwiML connects an incoming call to number (E.164) instead of an
+// assistant (TwiML Voice <Dial>): the organization's routing forwarded it.
+func ForwardTwiML(number string) string {
+	return xmlHeader + "<Response><Dial>" + escape(number) + "</Dial></Response>"
+}

@@ -87,6 +87,9 @@ type Call struct {
 	// Variables are the call's variables (docs/api.md, "Variables"), as
 	// stored; {} for a call created before them.
 	Variables json.RawMessage `json:"variables"`
+	// Routing is how an inbound call's assistant was chosen; absent on
+	// other calls.
+	Routing json.RawMessage `json:"routing,omitempty"`
 }
 
 // MarshalJSON writes the call by hand: listings render thousands of calls a
@@ -146,6 +149,10 @@ func (v Call) AppendJSON(b []byte) []byte {
 	} else {
 		b = append(b, v.Variables...)
 	}
+	if len(v.Routing) > 0 {
+		b = append(b, `,"routing":`...)
+		b = append(b, v.Routing...)
+	}
 	return append(b, '}')
 }
 
@@ -159,7 +166,7 @@ func NewCall(c call.Call) Call {
 		PhonePurchaseID: c.PurchaseID, From: c.From, To: c.To, Provider: c.Provider, AttemptID: c.AttemptID,
 		Direction: string(c.Direction), ProviderCallID: c.ProviderCallID,
 		CreatedAt: Time(c.CreatedAt), UpdatedAt: Time(c.UpdatedAt), StartedAt: Time(c.StartedAt), EndedAt: Time(c.EndedAt),
-		DurationSeconds: c.DurationSeconds(), Variables: c.Variables,
+		DurationSeconds: c.DurationSeconds(), Variables: c.Variables, Routing: c.Routing,
 	}
 	if len(v.Variables) == 0 {
 		v.Variables = noVariables

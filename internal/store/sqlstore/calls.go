@@ -17,21 +17,24 @@ import (
 	"switchboard/internal/store"
 )
 
-const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording, public_key_id, node_id, variables`
+const callCols = `id, org_id, type, status, assistant_id, purchase_id, from_number, to_number, provider, attempt_id, outcome, ended_reason, created_at, updated_at, started_at, ended_at, result, direction, provider_call_id, recording, public_key_id, node_id, variables, routing`
 
 func scanCall(sc interface{ Scan(...any) error }) (call.Call, error) {
 	var c call.Call
-	var typ, outcome, result, direction, variables string
+	var typ, outcome, result, direction, variables, routing string
 	var status int
 	var created, updated, started, ended int64
 	err := sc.Scan(&c.ID, &c.OrgID, &typ, &status, &c.AssistantID, &c.PurchaseID, &c.From, &c.To, &c.Provider, &c.AttemptID,
-		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording, &c.PublicKeyID, &c.NodeID, &variables)
+		&outcome, &c.EndedReason, &created, &updated, &started, &ended, &result, &direction, &c.ProviderCallID, &c.Recording, &c.PublicKeyID, &c.NodeID, &variables, &routing)
 	c.Direction = call.Direction(direction)
 	if result != "" {
 		_ = json.Unmarshal([]byte(result), &c.Result)
 	}
 	if variables != "" {
 		c.Variables = json.RawMessage(variables)
+	}
+	if routing != "" {
+		c.Routing = json.RawMessage(routing)
 	}
 	c.Type, c.Status, c.Outcome = call.Type(typ), call.Status(status), call.Outcome(outcome)
 	c.CreatedAt, c.UpdatedAt, c.StartedAt, c.EndedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(ended)
@@ -645,7 +648,7 @@ func (s *Store) insertCalls(ctx context.Context, tx *sql.Tx, ncs []store.NewCall
 			deltas = append(deltas, countDelta{org: c.OrgID, typ: c.Type, status: c.Status, shard: shard, n: 1})
 			return []any{c.ID, c.OrgID, string(c.Type), int(c.Status), c.AssistantID, c.PurchaseID, c.From, c.To, c.Provider, c.AttemptID,
 				string(c.Outcome), c.EndedReason, ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.StartedAt), ms(c.EndedAt), resultJSON(c.Result),
-				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID, string(c.Variables)}
+				string(c.Direction), c.ProviderCallID, c.Recording, c.PublicKeyID, c.NodeID, string(c.Variables), string(c.Routing)}
 		})
 		if _, err := s.exec(ctx, tx, `INSERT INTO calls (`+callCols+`) VALUES `+rows, args...); err != nil {
 			return err

@@ -12,12 +12,13 @@ import (
 	"switchboard/internal/event"
 	"switchboard/internal/operator"
 	"switchboard/internal/phone"
+	"switchboard/internal/routing"
 	"switchboard/internal/schedule"
 	"switchboard/internal/store"
 )
 
 // recorder is a store.Store that notes each method called, then calls the
-// store it wraps: 112 methods of store.Store and of the optional
+// store it wraps: 116 methods of store.Store and of the optional
 // interfaces (store.Counter), which it reaches by asserting the wrapped store to
 // them (the suite calls those only on a store that implements them).
 type recorder struct {
@@ -428,6 +429,26 @@ func (r *recorder) RenewListener(ctx context.Context, orgID, webhookID string, u
 func (r *recorder) ExpireListeners(ctx context.Context, now time.Time) (int, error) {
 	r.hit("ExpireListeners")
 	return r.s.ExpireListeners(ctx, now)
+}
+
+func (r *recorder) GetAssistantRequest(ctx context.Context, orgID string) (routing.Endpoint, error) {
+	r.hit("GetAssistantRequest")
+	return r.s.GetAssistantRequest(ctx, orgID)
+}
+
+func (r *recorder) SetAssistantRequest(ctx context.Context, e routing.Endpoint) error {
+	r.hit("SetAssistantRequest")
+	return r.s.SetAssistantRequest(ctx, e)
+}
+
+func (r *recorder) DeleteAssistantRequest(ctx context.Context, orgID string) error {
+	r.hit("DeleteAssistantRequest")
+	return r.s.DeleteAssistantRequest(ctx, orgID)
+}
+
+func (r *recorder) DNCListed(ctx context.Context, orgID, number string) (bool, error) {
+	r.hit("DNCListed")
+	return r.s.DNCListed(ctx, orgID, number)
 }
 
 func (r *recorder) QueueEvent(ctx context.Context, orgID string, ev event.Event, at time.Time) error {

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Purchases", testPurchases},
 		{"Connections", testConnections},
 		{"Contacts", testContacts},
+		{"AssistantRequests", testAssistantRequests},
 		{"Calls", testCalls},
 		{"Turns", testTurns},
 		{"Analyses", testAnalyses},
