@@ -35,7 +35,7 @@ func TestAPIExamples(t *testing.T) {
 		t.Skip("builds and runs the server: not in -short")
 	}
 	t.Parallel()
-	serverBin(t) // before the deadline: a build on a loaded machine takes minutes
+	serverBin(t, buildTags...) // before the deadline: a build on a loaded machine takes minutes; the README's build
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	mod, err := nodetest.ModuleDir()
@@ -51,7 +51,7 @@ func TestAPIExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	node := docServer(ctx, t, mod, work, nil, "--sandbox-ring-time", "100ms")
+	node := docServer(ctx, t, mod, work, buildTags, "--sandbox-ring-time", "100ms")
 	distinct, seenIDs := map[string]int{}, map[string]bool{} // the document's distinct ids by kind
 	for _, m := range docID.FindAllStringSubmatch(string(doc), -1) {
 		if !seenIDs[m[0]] {

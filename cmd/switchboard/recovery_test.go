@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,10 +11,13 @@ import (
 	"switchboard/internal/nodetest"
 )
 
-// buildFailpoints builds the server with -tags failpoints once per run.
+// buildFailpoints builds the server with -tags failpoints once per run,
+// beside the run's speech tags: it then shares every compiled package but
+// app and main with the other tests' build (a fresh CI machine compiles
+// the server once, not once per tag set).
 func buildFailpoints(t *testing.T) string {
 	t.Helper()
-	return serverBin(t, "failpoints")
+	return serverBin(t, append(slices.Clone(buildTags), "failpoints")...)
 }
 
 // TestKillRecovery: a node killed with SIGKILL while its dialer holds due
