@@ -12,6 +12,7 @@ import (
 	"switchboard/internal/call"
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
+	"switchboard/internal/routing"
 	"switchboard/internal/store"
 )
 
@@ -244,6 +245,10 @@ type callPage struct {
 	// Messages are the webhook messages about the call (each endpoint's
 	// copy of each event), with how their delivery stands.
 	Messages []store.CallMessage
+	// Variables are the call's variables as indented JSON ("" for none);
+	// Routing says how an inbound call's assistant was chosen.
+	Variables string
+	Routing   string
 }
 
 // maxCallMessages bounds the webhook messages a call's page lists (a call
@@ -307,6 +312,10 @@ func (s *Server) showCall(w http.ResponseWriter, r *request) error {
 		p.Recording = "/ui/calls/" + c.ID + "/recording"
 	}
 	p.Talk = s.talkURL(r, c)
+	if len(c.Variables) > 0 && string(c.Variables) != "{}" {
+		p.Variables = indentJSON(c.Variables)
+	}
+	p.Routing = routingText(c.Routing)
 	v := view{Name: "call", Nav: "calls", Title: "Call " + c.ID, Data: p}
 	if p.Live {
 		v.Events = "/ui/events?call=" + url.QueryEscape(c.ID)
@@ -406,4 +415,23 @@ func (s *Server) callRecording(w http.ResponseWriter, r *request) error {
 	w.Header().Set("Cache-Control", "private, no-store")
 	http.ServeContent(w, r.Request, "", fi.ModTime(), f)
 	return nil
+}
+
+// routingText says how an inbound call was routed: "by your endpoint",
+// "fallback to the number's assistant: timeout", "the number's assistant".
+func routingText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	r := routing.ParseRecord(raw)
+	switch r.Source {
+	case routing.SourceWebhook:
+		if r.FirstMessage != "" {
+			return "chosen by your assistantRequest endpoint, with its first message"
+		}
+		return "chosen by your assistantRequest endpoint"
+	case routing.SourceFallback:
+		return "the number's inbound assistant (your endpoint did not decide: " + r.Reason + ")"
+	}
+	return "the number's inbound assistant"
 }

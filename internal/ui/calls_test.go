@@ -24,7 +24,8 @@ func TestCallsConsole(t *testing.T) {
 	ada := b.endedCall(b.orgA, sales.ID, now.Add(-time.Hour), call.Completed, call.ReasonCustomerEnded, 90*time.Second, &yes, 0)
 	other := b.endedCall(b.orgA, sales.ID, now.Add(-2*time.Hour), call.Busy, "customer-busy", 0, nil, 0)
 	inbound := call.Call{ID: id.New(id.Call), OrgID: b.orgA, Type: call.Phone, Status: call.Queued, AssistantID: sales.ID,
-		From: "+33612345678", To: "+14155550100", Direction: call.Inbound, CreatedAt: now, UpdatedAt: now}
+		From: "+33612345678", To: "+14155550100", Direction: call.Inbound, CreatedAt: now, UpdatedAt: now,
+		Variables: []byte(`{"contact":{"firstName":"Ada"},"tier":"gold"}`), Routing: []byte(`{"source":"fallback","reason":"timeout"}`)}
 	if err := b.st.CreateCall(t.Context(), inbound); err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +107,13 @@ func TestCallsConsole(t *testing.T) {
 	wantStatus(t, "GET /ui/calls.csv?type=fax", br.get("/ui/calls.csv?type=fax"), http.StatusBadRequest)
 	wantStatus(t, "GET /ui/calls.csv signed out", b.browser().get("/ui/calls.csv"), http.StatusSeeOther)
 
+	// An inbound call's page says how it was routed and what variables it ran with.
+	p = br.get("/ui/calls/" + inbound.ID)
+	for _, want := range []string{`data-field="routing">the number&#39;s inbound assistant (your endpoint did not decide: timeout)<`, `&#34;tier&#34;: &#34;gold&#34;`, `&#34;firstName&#34;: &#34;Ada&#34;`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the inbound call's page lacks %q", want)
+		}
+	}
 	// The call's page names its assistant.
 	if p := br.get("/ui/calls/" + ada.ID); !strings.Contains(p.body, `<a href="/ui/assistants/`+sales.ID+`" data-field="assistant">`) {
 		t.Error("the call's page does not name its assistant with a link")
