@@ -37,6 +37,7 @@ import (
 	"time"
 	_ "time/tzdata"
 
+	"switchboard/internal/analysis"
 	"switchboard/internal/app"
 	"switchboard/internal/auth"
 	"switchboard/internal/campaign"
@@ -278,6 +279,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	openaiKey := fs.String("openai-api-key", env("SWITCHBOARD_OPENAI_API_KEY", ""), "API key of the OpenAI-compatible server (env SWITCHBOARD_OPENAI_API_KEY); provider \"openai\" is enabled by a key or a non-default base URL")
 	anthropicURL := fs.String("anthropic-base-url", env("SWITCHBOARD_ANTHROPIC_BASE_URL", app.DefaultAnthropicBaseURL), "Anthropic Messages API base URL (env SWITCHBOARD_ANTHROPIC_BASE_URL)")
 	anthropicKey := fs.String("anthropic-api-key", env("SWITCHBOARD_ANTHROPIC_API_KEY", ""), "Anthropic API key (env SWITCHBOARD_ANTHROPIC_API_KEY); enables provider \"anthropic\"")
+	analysisModel := fs.String("analysis-model", env("SWITCHBOARD_ANALYSIS_MODEL", ""), "provider:model that analyses the calls of assistants without a model of their own, e.g. openai:gpt-4o-mini (env SWITCHBOARD_ANALYSIS_MODEL); a model assistant's calls are analysed by its own model")
 	var sp app.SpeechConfig
 	fs.StringVar(&sp.DeepgramBaseURL, "deepgram-base-url", env("SWITCHBOARD_DEEPGRAM_BASE_URL", deepgram.DefaultBaseURL), "Deepgram API base URL, for live transcription and Aura voices (env SWITCHBOARD_DEEPGRAM_BASE_URL); another one (self-hosted) enables provider \"deepgram\"")
 	fs.StringVar(&sp.DeepgramKey, "deepgram-api-key", env("SWITCHBOARD_DEEPGRAM_API_KEY", ""), "Deepgram API key (env SWITCHBOARD_DEEPGRAM_API_KEY); enables transcriber and voice \"deepgram\"")
@@ -335,6 +337,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.MetricsAddr, cfg.MetricsToken = *metricsAddr, *metricsToken
 	cfg.WebhookAllowPrivate = *allowPrivate
 	cfg.OpenAIBaseURL, cfg.OpenAIKey, cfg.AnthropicBaseURL, cfg.AnthropicKey = *openaiURL, *openaiKey, *anthropicURL, *anthropicKey
+	if *analysisModel != "" {
+		p, m, ok := strings.Cut(*analysisModel, ":")
+		if !ok || p == "" || m == "" {
+			return fmt.Errorf("--analysis-model: %q is not provider:model (openai:gpt-4o-mini)", *analysisModel)
+		}
+		cfg.AnalysisModel = analysis.ModelChoice{Provider: p, Model: m}
+	}
 	cfg.Speech = sp
 	cfg.SecretKeyFile = *secretKeyFile
 	cfg.DataDir = *dataDir

@@ -167,8 +167,10 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestSIPFlags: bad SIP flags are refused naming the flag; off serves no SIP.
-func TestSIPFlags(t *testing.T) {
+// TestServeFlagRefusals: bad SIP and analysis-model flags are refused
+// naming the flag (an unconfigured provider says how to enable it); SIP
+// off serves no SIP.
+func TestServeFlagRefusals(t *testing.T) {
 	t.Parallel()
 	db := "sqlite:" + filepath.Join(t.TempDir(), "sb.db")
 	for _, tc := range []struct {
@@ -178,6 +180,8 @@ func TestSIPFlags(t *testing.T) {
 		{[]string{"--sip-addr", "5060"}, "--sip-addr"},
 		{[]string{"--sip-addr", "127.0.0.1:0", "--rtp-ports", "20000-10000"}, "--rtp-ports"},
 		{[]string{"--sip-addr", "127.0.0.1:0", "--sip-public-ip", "nat.example.com"}, "--sip-public-ip"},
+		{[]string{"--analysis-model", "gpt-4o-mini"}, "--analysis-model"},
+		{[]string{"--analysis-model", "anthropic:claude"}, "--analysis-model: model provider \"anthropic\" is not configured on this server; "},
 	} {
 		var sink bytes.Buffer
 		err := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, tc.args...), &sink, &sink)

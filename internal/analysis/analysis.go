@@ -1,12 +1,16 @@
 // Package analysis computes a finished call's analysis — summary, sentiment,
 // success and structured data — from its transcript, its assistant's analysis
-// plan and what its flow captured.
+// plan and what its flow captured, and runs the worker that analyses ended
+// calls.
 //
-// Everything here runs offline and is deterministic, so an analysis job can be
-// retried and produce the same record. Parts of a plan that need a language
+// Analyze runs offline and is deterministic, so an analysis job can be
+// retried and produce the same record; parts of a plan that need a language
 // model (a summary prompt, a success rubric) are reported in Result.Notes
-// rather than guessed at; a model-based path will sit behind an interface
-// declared by its caller.
+// rather than guessed at. AnalyzeWithModel asks a language model for the
+// summary, the rubric's verdict and the structured data (validated against
+// the schema, sent back once), keeping the offline sentiment; the worker
+// uses it when the call's assistant has a model, or the server an analysis
+// model (docs/ARCHITECTURE.md, "Analysis by the model").
 package analysis
 
 import (

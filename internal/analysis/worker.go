@@ -10,6 +10,7 @@ import (
 	"switchboard/internal/assistant"
 	"switchboard/internal/call"
 	"switchboard/internal/event"
+	"switchboard/internal/llm"
 	"switchboard/internal/store"
 )
 
@@ -35,6 +36,31 @@ type Worker struct {
 	Every time.Duration
 	// MaxAttempts before an analysis is marked failed (default 3).
 	MaxAttempts int
+	// Models are the server's model providers by name: a call whose
+	// assistant is a model assistant of one of them is analysed by its
+	// model (AnalyzeWithModel).
+	Models map[string]llm.Client
+	// Fallback is the server's analysis model (--analysis-model), for
+	// the calls of flow and note-taker assistants; zero: none.
+	Fallback ModelChoice
+	// ModelTimeout bounds one analysis by a model (default 60 s).
+	ModelTimeout time.Duration
+}
+
+// ModelChoice names a model of a provider: "openai", "gpt-4o-mini".
+type ModelChoice struct{ Provider, Model string }
+
+// model is the model that analyses calls of assistant a, if any.
+func (w *Worker) model(a *assistant.Assistant) (Model, bool) {
+	if a != nil && a.Brain() == assistant.BrainModel {
+		if c, ok := w.Models[a.Model.Provider]; ok && a.Model.Model != "" {
+			return Model{Client: c, Provider: a.Model.Provider, Name: a.Model.Model}, true
+		}
+	}
+	if c, ok := w.Models[w.Fallback.Provider]; ok && w.Fallback.Model != "" {
+		return Model{Client: c, Provider: w.Fallback.Provider, Name: w.Fallback.Model}, true
+	}
+	return Model{}, false
 }
 
 // resultJSON is the stored and served form of a Result.
@@ -44,6 +70,9 @@ type resultJSON struct {
 	SuccessEvaluation *bool          `json:"successEvaluation"`
 	StructuredData    map[string]any `json:"structuredData"`
 	Notes             []string       `json:"notes"`
+	// SuccessReasoning and Model are an analysis by the model's.
+	SuccessReasoning string `json:"successReasoning,omitempty"`
+	Model            *Usage `json:"model,omitempty"`
 }
 
 // MarshalJSON renders a Sentiment as {label, score}.
@@ -116,9 +145,11 @@ func (w *Worker) analyze(ctx context.Context, a store.Analysis) ([]byte, call.Ca
 		return nil, c, err
 	}
 	var plan Plan
+	var asst *assistant.Assistant
 	if as, err := w.Store.GetAssistant(ctx, c.OrgID, c.AssistantID); err == nil {
 		plan = Plan{SummaryPrompt: as.AnalysisPlan.SummaryPrompt, SuccessEvaluationRubric: as.AnalysisPlan.SuccessEvaluationRubric,
 			StructuredDataSchema: as.AnalysisPlan.StructuredDataSchema}
+		asst = &as
 	} else if !apperr.Is(err, apperr.NotFound) {
 		return nil, c, err
 	}
@@ -130,6 +161,25 @@ func (w *Worker) analyze(ctx context.Context, a store.Analysis) ([]byte, call.Ca
 	for _, t := range turns {
 		in.Turns = append(in.Turns, Turn{Role: t.Role, Text: t.Text})
 	}
+	if m, ok := w.model(asst); ok {
+		timeout := w.ModelTimeout
+		if timeout <= 0 {
+			timeout = 60 * time.Second
+		}
+		mctx, cancel := context.WithTimeout(ctx, timeout)
+		r, usage, reasoning, err := AnalyzeWithModel(mctx, m, in)
+		cancel()
+		if err != nil {
+			return nil, c, err // retried by the worker, then failed with it
+		}
+		j := resultJSON{Summary: r.Summary, Sentiment: r.Sentiment, SuccessEvaluation: r.SuccessEvaluation,
+			StructuredData: r.StructuredData, Notes: r.Notes, SuccessReasoning: reasoning, Model: &usage}
+		if j.Notes == nil {
+			j.Notes = []string{}
+		}
+		b, err := json.Marshal(j)
+		return b, c, err
+	}
 	r, err := Analyze(in)
 	if err != nil {
 		return nil, c, err
@@ -137,6 +187,7 @@ func (w *Worker) analyze(ctx context.Context, a store.Analysis) ([]byte, call.Ca
 	if r.Notes == nil {
 		r.Notes = []string{}
 	}
-	b, err := json.Marshal(resultJSON(r))
+	b, err := json.Marshal(resultJSON{Summary: r.Summary, Sentiment: r.Sentiment, SuccessEvaluation: r.SuccessEvaluation,
+		StructuredData: r.StructuredData, Notes: r.Notes})
 	return b, c, err
 }

@@ -30,11 +30,13 @@ import (
 	"switchboard/internal/callctl"
 	"switchboard/internal/callrun"
 	"switchboard/internal/campaign"
+	"switchboard/internal/catalog"
 	"switchboard/internal/cluster"
 	"switchboard/internal/conversation"
 	"switchboard/internal/gateway"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/id"
+	"switchboard/internal/llm"
 	"switchboard/internal/numbers"
 	"switchboard/internal/recording"
 	"switchboard/internal/routing/ask"
@@ -124,6 +126,9 @@ type Config struct {
 	OpenAIKey        string
 	AnthropicBaseURL string
 	AnthropicKey     string
+	// AnalysisModel analyses the calls of assistants without a model of
+	// their own (--analysis-model); its provider must be configured.
+	AnalysisModel analysis.ModelChoice
 	// Speech providers (speech.go): the local engines when present, cloud
 	// ones by key or base URL.
 	Speech SpeechConfig
@@ -296,6 +301,13 @@ func (m *Main) build(ctx context.Context) error {
 	providers := assistant.DefaultProviders()
 	models, modelNames := newModels(cfg, log.With("component", "conversation"))
 	providers.Model = modelNames
+	if p := cfg.AnalysisModel.Provider; p != "" && models[p] == nil {
+		msg := fmt.Sprintf("--analysis-model: model provider %q is not configured on this server", p)
+		if c, known := catalog.Lookup(catalog.Model, p); known {
+			msg += "; " + c.HowToEnable()
+		}
+		return errors.New(msg)
+	}
 	if m.speech, err = NewSpeechEngines(cfg.Speech.inheritOpenAI(cfg.OpenAIBaseURL, cfg.OpenAIKey), log.With("component", "speech")); err != nil {
 		return err
 	}
@@ -344,7 +356,7 @@ func (m *Main) build(ctx context.Context) error {
 	// node takes nothing: the others do).
 	m.dialer = &campaign.Dialer{Store: db, Dial: withFailpoint(sched.DialAttempts), Every: cfg.DialPoll,
 		Hold: sched.DialHold(), Refuse: m.node.Draining, CancelGrace: dialCancelGrace(cfg), Log: log.With("component", "dialer")}
-	m.loops = m.backgroundLoops(sched, guard)
+	m.loops = m.backgroundLoops(sched, guard, models)
 
 	mux := http.NewServeMux()
 	if err := m.serveMetrics(ctx, mux, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), refusals); err != nil {
@@ -356,14 +368,15 @@ func (m *Main) build(ctx context.Context) error {
 // backgroundLoops are the loops of the list's "background loops" part:
 // the rate-limit sync (PostgreSQL), the analysis worker, the webhook
 // dispatcher, and on the leader the sweeps, housekeeping and the promoter.
-func (m *Main) backgroundLoops(sched *campaign.Service, guard webhook.Guard) *loops {
+func (m *Main) backgroundLoops(sched *campaign.Service, guard webhook.Guard, models map[string]llm.Client) *loops {
 	cfg, log, db, calls := m.cfg, m.log, m.db, m.calls
 	l := &loops{}
 	if db.Kind == "postgres" && (cfg.RateLimit > 0 || cfg.PublicKeyRateLimit > 0) {
 		l.add(m.syncLimits)
 	}
 	l.add(func(ctx context.Context) {
-		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), PublicURL: cfg.PublicURL, Every: cfg.AnalysisEvery}).Run(ctx)
+		(&analysis.Worker{Store: db, Log: log.With("component", "analysis"), PublicURL: cfg.PublicURL, Every: cfg.AnalysisEvery,
+			Models: models, Fallback: cfg.AnalysisModel}).Run(ctx)
 	})
 	// The leader's sweeps: the calls of dead nodes (node-lost), the web
 	// calls nobody joined, and the schedules whose attempts are all final

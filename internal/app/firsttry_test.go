@@ -27,6 +27,9 @@ func TestModelAssistantFirstTry(t *testing.T) {
 		llmtest.Turn{Text: []string{"You're booked for tomorrow. ", "Goodbye!"}, ToolCalls: endCall},
 	)
 	defer fake.Close()
+	// Each call's analysis, by the same model, beside the conversations.
+	recorded := llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "record_analysis", Arguments: json.RawMessage(`{"summary":"A call.","successEvaluation":true}`)}}}
+	fake.Aside(llmtest.Offers("record_analysis"), recorded, recorded)
 	cfg := testConfig("sqlite:" + t.TempDir() + "/first.db")
 	cfg.OpenAIBaseURL, cfg.OpenAIKey = fake.URL, llmtest.APIKey
 	b := start(t, cfg)

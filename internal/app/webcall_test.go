@@ -170,9 +170,18 @@ func TestWebCallModelEndsCall(t *testing.T) {
 				cfg.AnthropicBaseURL, cfg.AnthropicKey = fake.URL, llmtest.APIKey
 			}
 			defer fake.Close()
+			// The call's analysis, by the same model: its first answer's
+			// data breaks the schema, the second (after the problems were
+			// sent back) keeps it.
+			fake.Aside(llmtest.Offers("record_analysis"),
+				llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "record_analysis", Arguments: json.RawMessage(`{"summary":"x","successEvaluation":true,"structuredData":{"reason":7}}`)}}},
+				llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "record_analysis", Arguments: json.RawMessage(
+					`{"summary":"The caller asked to hang up.","successEvaluation":true,"successReasoning":"The assistant did as asked.","structuredData":{"reason":"caller asked"}}`)}}})
 			b := start(t, cfg)
 			asst := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Model", "firstMessage": "Hello, how can I help?",
-				"systemPrompt": "You are a helpful receptionist.", "model": map[string]any{"provider": prov, "model": "test-model"}}).data()["id"].(string)
+				"systemPrompt": "You are a helpful receptionist.", "model": map[string]any{"provider": prov, "model": "test-model"},
+				"analysisPlan": map[string]any{"summaryPrompt": "One sentence.", "successEvaluationRubric": "Success when the caller got what they asked for.",
+					"structuredDataSchema": map[string]any{"type": "object", "properties": map[string]any{"reason": map[string]any{"type": "string"}}, "required": []string{"reason"}}}}).data()["id"].(string)
 			callID, ws := b.dialWebCall(asst)
 			ws.until(isTurnDone) // the first message
 			ws.send(protocol.UserText{Text: "Please hang up."})
@@ -202,6 +211,21 @@ func TestWebCallModelEndsCall(t *testing.T) {
 			}
 			if reqs := fake.Requests(); len(reqs) != 1 || !strings.Contains(string(reqs[0]), "You are a helpful receptionist.") {
 				t.Errorf("provider requests = %d, want 1 with the system prompt", len(reqs))
+			}
+			// The analysis comes from the model, its data validated.
+			a := b.waitAnalysis(callID, 20*time.Second)
+			res, _ := a["result"].(map[string]any)
+			if res == nil {
+				res = a
+			}
+			model, _ := res["model"].(map[string]any)
+			data, _ := res["structuredData"].(map[string]any)
+			if a["state"] != "ready" || res["summary"] != "The caller asked to hang up." || res["successReasoning"] != "The assistant did as asked." ||
+				data["reason"] != "caller asked" || model["provider"] != prov || model["model"] != "test-model" || model["requests"] != 2.0 || model["inputTokens"].(float64) <= 0 {
+				t.Errorf("analysis = %v, want the model's second answer, with its usage", a)
+			}
+			if reqs := fake.AsideRequests(); len(reqs) != 2 || !strings.Contains(string(reqs[0]), "One sentence.") || !strings.Contains(string(reqs[1]), "does not match the schema") {
+				t.Errorf("analysis requests = %d, want the plan's prompt, then the schema's problems sent back", len(reqs))
 			}
 		})
 	}

@@ -211,8 +211,11 @@ type analysisView struct {
 	SuccessEvaluation json.RawMessage `json:"successEvaluation"`
 	StructuredData    json.RawMessage `json:"structuredData"`
 	Notes             json.RawMessage `json:"notes,omitempty"`
-	Error             string          `json:"error,omitempty"`
-	UpdatedAt         ts              `json:"updatedAt"`
+	// SuccessReasoning and Model are an analysis by the model's.
+	SuccessReasoning string          `json:"successReasoning,omitempty"`
+	Model            json.RawMessage `json:"model,omitempty"`
+	Error            string          `json:"error,omitempty"`
+	UpdatedAt        ts              `json:"updatedAt"`
 }
 
 func (s *Server) getAnalysis(ctx context.Context, r *request) (response, error) {
@@ -237,12 +240,15 @@ func (s *Server) getAnalysis(ctx context.Context, r *request) (response, error) 
 				SuccessEvaluation json.RawMessage `json:"successEvaluation"`
 				StructuredData    json.RawMessage `json:"structuredData"`
 				Notes             json.RawMessage `json:"notes"`
+				SuccessReasoning  string          `json:"successReasoning"`
+				Model             json.RawMessage `json:"model"`
 			}
 			if err := json.Unmarshal(a.Result, &res); err != nil {
 				return response{}, err
 			}
 			v.Summary = &res.Summary
 			v.Sentiment, v.SuccessEvaluation, v.StructuredData, v.Notes = orNull(res.Sentiment), orNull(res.SuccessEvaluation), orNull(res.StructuredData), res.Notes
+			v.SuccessReasoning, v.Model = res.SuccessReasoning, res.Model
 		}
 	}
 	return ok(http.StatusOK, "analysis", v), nil

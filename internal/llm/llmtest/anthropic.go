@@ -47,7 +47,7 @@ func (f *anthropicFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, n, http.StatusBadRequest, "")
 		return
 	}
-	turn, ok := s.take()
+	turn, ok := s.take(body)
 	if !ok {
 		s.t.Errorf("llmtest: anthropic request %d: the script has no turn left", n)
 		anthropicError(w, n, http.StatusInternalServerError, "")

@@ -75,6 +75,56 @@ type Server struct {
 	script   []Turn
 	next     int
 	requests []json.RawMessage
+	// aside is the second script (Aside): the requests it matches.
+	aside struct {
+		match    func(body []byte) bool
+		script   []Turn
+		next     int
+		requests []json.RawMessage
+	}
+}
+
+// Aside serves the requests match picks from a script of their own and
+// records them apart (AsideRequests), so that a second kind of request
+// arriving in any order beside the first (a call's analysis while the
+// next call converses) does not take the first kind's turns. A picked
+// request beyond script is answered 503, as a provider with no capacity
+// would, and fails the test.
+func (s *Server) Aside(match func(body []byte) bool, script ...Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.aside.match, s.aside.script = match, script
+}
+
+// Offers matches the requests that offer the model a tool named name.
+func Offers(name string) func(body []byte) bool {
+	var probe struct {
+		Tools []struct {
+			Name     string `json:"name"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	return func(body []byte) bool {
+		p := probe
+		if json.Unmarshal(body, &p) != nil {
+			return false
+		}
+		for _, t := range p.Tools {
+			if t.Name == name || t.Function.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// AsideRequests returns the bodies the Aside script answered, in order.
+func (s *Server) AsideRequests() []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]json.RawMessage(nil), s.aside.requests...)
 }
 
 // maxRequestBody bounds what a fake reads from a client.
@@ -110,14 +160,26 @@ func (s *Server) receive(r *http.Request) (int, []byte, error) {
 	if !json.Valid(body) {
 		rec, _ = json.Marshal(string(body)) // keep Requests() valid JSON
 	}
+	if s.aside.match != nil && s.aside.match(body) {
+		s.aside.requests = append(s.aside.requests, rec)
+		return len(s.aside.requests), body, err
+	}
 	s.requests = append(s.requests, rec)
 	return len(s.requests), body, err
 }
 
-// take consumes the next turn of the script.
-func (s *Server) take() (Turn, bool) {
+// take consumes the next turn of the script body's request is for (the
+// main one, or Aside's).
+func (s *Server) take(body []byte) (Turn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.aside.match != nil && s.aside.match(body) {
+		if s.aside.next >= len(s.aside.script) {
+			return Turn{}, false
+		}
+		s.aside.next++
+		return s.aside.script[s.aside.next-1], true
+	}
 	if s.next >= len(s.script) {
 		return Turn{}, false
 	}

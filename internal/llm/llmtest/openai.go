@@ -48,7 +48,7 @@ func (f *openAIFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusBadRequest, "")
 		return
 	}
-	turn, ok := s.take()
+	turn, ok := s.take(body)
 	if !ok {
 		s.t.Errorf("llmtest: openai request %d: the script has no turn left", n)
 		openAIError(w, http.StatusInternalServerError, "")
