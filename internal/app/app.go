@@ -346,7 +346,7 @@ func (m *Main) build(ctx context.Context) error {
 	m.api = httpapi.New(httpapi.Config{PublicURL: cfg.PublicURL, RateLimit: cfg.RateLimit,
 		PublicKeyRate: cfg.PublicKeyRateLimit, PublicAddressRate: cfg.PublicKeyAddressRateLimit, Providers: providers, Webhooks: guard,
 		Refusals: refusals, Proxies: cfg.TrustedProxies, Secrets: sealer, Live: m.node, Recordings: recordings,
-		Twilio: twilio.NewAccounts(m.twilio, sealer)},
+		Twilio: twilio.NewAccounts(m.twilio, sealer), Sandbox: m.sandbox},
 		db, m.calls, sched, log, reg)
 	m.gateway = gateway.New(gateway.Config{Store: db, Calls: m.calls, Runtime: m.runtime,
 		Log: log.With("component", "gateway"), Refusals: refusals, Proxies: cfg.TrustedProxies})

@@ -200,3 +200,82 @@ func (b *testBundle) otherOrgAssistant() string {
 	}
 	return r.data()["id"].(string)
 }
+
+// TestRoutingInboundSandbox: a sandbox persona calls in (POST
+// /v1/sandbox/calls); the organization's endpoint routes it to another
+// assistant whose overridden first message (a template of the endpoint's
+// variables) opens the conversation; a timeout falls back to the
+// allocated assistant; busy and forward answer what the caller heard and
+// store nothing; another organization's number is refused naming "to".
+func TestRoutingInboundSandbox(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, dbURL string) {
+		b := start(t, testConfig(dbURL))
+		allocated := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Front desk", "firstMessage": "Front desk."}).data()["id"].(string)
+		routed := b.must(201, "POST", "/v1/assistants", map[string]any{"name": "Members", "firstMessage": "Members line."}).data()["id"].(string)
+		num := "+14155550100"
+		pn := b.must(201, "POST", "/v1/phone/purchases", map[string]any{"number": num, "provider": "sandbox"}).data()["id"].(string)
+		b.must(200, "POST", "/v1/phone/allocate-assistant", map[string]any{"id": pn, "inboundAssistantId": allocated})
+		rr := newRoutingReceiver(t)
+		ar := b.must(200, "PATCH", "/v1/organization", map[string]any{"assistantRequest": map[string]any{"url": rr.srv.URL, "timeoutMs": 300}}).data()["assistantRequest"].(map[string]any)
+		rr.mu.Lock()
+		rr.secret = ar["secret"].(string)
+		rr.mu.Unlock()
+		callIn := func() resp {
+			return b.req("POST", "/v1/sandbox/calls", b.key, map[string]any{"from": "+1 415 555 1234", "to": num})
+		}
+
+		rr.mode(answerJSON(`{"assistantId":"` + routed + `","assistantOverrides":{"firstMessage":"Hi {{tier}} member, {{contact.firstName | caller}}."},"variables":{"tier":"gold"}}`))
+		r := callIn()
+		if r.Status != 201 {
+			t.Fatalf("call in = %d %s, want 201", r.Status, r.Raw)
+		}
+		id := r.Body["callId"].(string)
+		c := b.waitCall(b.key, id, 20*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+		if c["direction"] != "inbound" || c["from"] != "+14155551234" || c["to"] != num || c["assistantId"] != routed || c["routing"].(map[string]any)["source"] != "webhook" {
+			t.Errorf("routed sandbox call = %v", c)
+		}
+		if text := b.transcriptText(id); !strings.HasPrefix(text, "assistant: Hi gold member, caller.") {
+			t.Errorf("routed call's transcript = %q, want the endpoint's first message rendered", text)
+		}
+
+		rr.mode(func(w http.ResponseWriter) { time.Sleep(time.Second) })
+		r = callIn()
+		if r.Status != 201 {
+			t.Fatalf("call in (slow endpoint) = %d %s", r.Status, r.Raw)
+		}
+		c = b.waitCall(b.key, r.Body["callId"].(string), 20*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+		if rt := c["routing"].(map[string]any); c["assistantId"] != allocated || rt["source"] != "fallback" || rt["reason"] != "timeout" {
+			t.Errorf("slow endpoint: call = assistant %v, routing %v; want the allocated assistant after a timeout", c["assistantId"], rt)
+		}
+		if text := b.transcriptText(r.Body["callId"].(string)); !strings.HasPrefix(text, "assistant: Front desk.") {
+			t.Errorf("fallback call's transcript = %q", text)
+		}
+
+		before := b.must(200, "GET", "/v1/calls?pageSize=100", nil).Body["pagination"].(map[string]any)["total"]
+		rr.mode(answerJSON(`{"refuse":"busy"}`))
+		if r := callIn(); r.Status != 200 || r.data()["heard"] != "busy" || r.data()["answered"] != false {
+			t.Errorf("busy: %d %s", r.Status, r.Raw)
+		}
+		rr.mode(answerJSON(`{"forward":"+14155550199"}`))
+		if r := callIn(); r.Status != 200 || r.data()["heard"] != "forwarded" || r.data()["forwardedTo"] != "+14155550199" {
+			t.Errorf("forward: %d %s", r.Status, r.Raw)
+		}
+		if after := b.must(200, "GET", "/v1/calls?pageSize=100", nil).Body["pagination"].(map[string]any)["total"]; after != before {
+			t.Errorf("refused calls were stored: total %v → %v", before, after)
+		}
+		otherKey := b.newKey(createOrg(t, b.m.DB(), "other"), auth.AllScopes...)
+		for _, tc := range []struct {
+			key  string
+			body map[string]any
+		}{
+			{otherKey, map[string]any{"from": "+14155551234", "to": num}},         // another org's number
+			{b.key, map[string]any{"from": "+14155551234", "to": "+14155550999"}}, // not purchased
+			{b.key, map[string]any{"from": "+14155551234", "to": "nope"}},
+		} {
+			if r := b.req("POST", "/v1/sandbox/calls", tc.key, tc.body); r.Status != 400 || !strings.Contains(string(r.Raw), `"field":"to"`) {
+				t.Errorf("call in %v = %d %s, want 400 naming to", tc.body, r.Status, r.Raw)
+			}
+		}
+	})
+}

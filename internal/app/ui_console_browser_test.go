@@ -107,6 +107,16 @@ func dashboardConsole(t *testing.T, ctx context.Context, b *testBundle, asst, pu
 		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Errorf("the test phone call's transcript did not grow on its page: %v", err)
 	}
+	// The page reloads itself when the call ends: wait for that before
+	// leaving it, or the reload aborts the next navigation (net::ERR_ABORTED
+	// beside a CPU hog, where the call ended later).
+	rows := b.must(200, "GET", "/v1/calls?type=phone&pageSize=1", nil).list()
+	if len(rows) == 1 {
+		b.waitCall(b.key, rows[0]["id"].(string), 30*time.Second, func(c map[string]any) bool { return c["status"] == 3.0 })
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`body[data-events]`))); err != nil {
+		t.Errorf("the ended test phone call's page did not reload: %v", err)
+	}
 
 	// A browser call of the assistant: the widget joins it, the caller
 	// types, the assistant answers on the page. The widget turns audio on

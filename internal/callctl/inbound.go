@@ -35,7 +35,13 @@ func (s *Service) Admit(ctx context.Context, in telephony.Incoming) (string, err
 	if err != nil {
 		return "", fmt.Errorf("%w: %q is not a number", telephony.ErrUnknownNumber, in.To)
 	}
-	p, conn, err := s.store.FindInboundNumber(ctx, in.Provider, num)
+	var p phone.Purchase
+	var conn phone.Connection
+	if in.OrgID != "" {
+		p, err = s.store.FindInventoryNumber(ctx, in.OrgID, in.Provider, num)
+	} else {
+		p, conn, err = s.store.FindInboundNumber(ctx, in.Provider, num)
+	}
 	if apperr.Is(err, apperr.NotFound) {
 		return "", fmt.Errorf("%w: %s", telephony.ErrUnknownNumber, num)
 	}

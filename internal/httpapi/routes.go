@@ -20,6 +20,7 @@ func (s *Server) table() []route {
 		{method: http.MethodPost, path: "/v1/calls/{id}/end", scope: auth.CallsWrite, h: s.endCall},
 		{method: http.MethodPost, path: "/v1/calls/{id}/say", scope: auth.CallsWrite, body: jsonBody, h: s.sayOnCall},
 		{method: http.MethodPost, path: "/v1/calls/{id}/transfer", scope: auth.CallsWrite, body: jsonBody, h: s.transferCall},
+		{method: http.MethodPost, path: "/v1/sandbox/calls", scope: auth.CallsWrite, body: jsonBody, h: s.sandboxCallIn},
 
 		{method: http.MethodGet, path: "/v1/phone/numbers", scope: auth.PhoneRead, h: s.listNumbers},
 		{method: http.MethodGet, path: "/v1/phone/connections", scope: auth.PhoneRead, h: s.listConnections},

@@ -74,6 +74,14 @@ type Config struct {
 	// Twilio acts in organizations' Twilio accounts (connections, numbers);
 	// nil answers Twilio connections and numbers 503.
 	Twilio TwilioAccounts
+	// Sandbox has a sandbox persona call one of the organization's
+	// sandbox numbers (sandbox.Network.CallIn); nil answers 503.
+	Sandbox SandboxCaller
+}
+
+// SandboxCaller simulates an inbound call on the sandbox network.
+type SandboxCaller interface {
+	CallIn(ctx context.Context, orgID, from, to string) (callID string, err error)
 }
 
 // Recordings opens a call's recording by the path stored on the call; a

@@ -18,6 +18,11 @@ type Purchases interface {
 	CreatePurchase(ctx context.Context, p phone.Purchase) error
 	GetPurchase(ctx context.Context, orgID, id string) (phone.Purchase, error)
 	ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error)
+	// FindInventoryNumber returns the organization's held purchase of
+	// number bought from provider's inventory (no connection): where a
+	// sandbox call that the organization's own API key placed "in" goes.
+	// NotFound when it holds none.
+	FindInventoryNumber(ctx context.Context, orgID, provider, number string) (phone.Purchase, error)
 
 	// HeldNumbers lists the numbers of a provider that are currently purchased, by anyone.
 	HeldNumbers(ctx context.Context, provider string) (map[string]bool, error)

@@ -241,6 +241,10 @@ type Incoming struct {
 	Source netip.Addr
 	// ProviderCallID is the provider's id of the call (the SIP Call-ID).
 	ProviderCallID string
+	// OrgID is set by a network whose inbound calls are simulated on an
+	// organization's behalf (the sandbox: its own API key asked): the
+	// number is one of that organization's inventory purchases.
+	OrgID string
 }
 
 // Refusals an Admitter answers with (wrapped); providers map them to their

@@ -87,6 +87,13 @@ func (s *Store) ListPurchases(ctx context.Context, orgID string) ([]phone.Purcha
 	return out, wrap("ListPurchases", rows.Err())
 }
 
+// FindInventoryNumber reads the organization's held inventory purchase of number.
+func (s *Store) FindInventoryNumber(ctx context.Context, orgID, provider, number string) (phone.Purchase, error) {
+	p, err := scanPurchase(s.row(ctx, s.r, `SELECT `+purchaseCols+` FROM purchases WHERE provider = ? AND number = ? AND org_id = ? AND released_at = 0 AND connection_id = ''`,
+		provider, number, orgID))
+	return p, wrap("FindInventoryNumber", notFound(err, "purchased number"))
+}
+
 // HeldNumbers lists a provider's numbers that someone holds.
 func (s *Store) HeldNumbers(ctx context.Context, provider string) (map[string]bool, error) {
 	rows, err := s.query(ctx, s.r, `SELECT number FROM purchases WHERE provider = ? AND released_at = 0`, provider)

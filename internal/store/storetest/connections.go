@@ -224,9 +224,17 @@ func testConnections(t *testing.T, open Opener) {
 			wantKind(t, fmt.Sprintf("FindInboundNumber(%s: %s, %s)", tc.name, tc.provider, tc.number), err, apperr.NotFound)
 		}
 		// A number bought from an inventory (no connection) takes no inbound call here.
-		mustPurchase(t, s, o.ID, number(4))
+		inv := mustPurchase(t, s, o.ID, number(4))
 		_, _, err = s.FindInboundNumber(ctx, provider, number(4))
 		wantKind(t, "FindInboundNumber(an inventory number)", err, apperr.NotFound)
+		// It takes one its organization simulates (the sandbox's call in).
+		gotInv, err := s.FindInventoryNumber(ctx, o.ID, provider, number(4))
+		must(t, "FindInventoryNumber", err)
+		equal(t, "FindInventoryNumber", normPurchase(gotInv), normPurchase(inv))
+		_, err = s.FindInventoryNumber(ctx, other.ID, provider, number(4))
+		wantKind(t, "FindInventoryNumber(another org)", err, apperr.NotFound)
+		_, err = s.FindInventoryNumber(ctx, o.ID, phone.ProviderSIP, number(1))
+		wantKind(t, "FindInventoryNumber(a connection's number)", err, apperr.NotFound)
 
 		err = s.DeleteConnection(ctx, o.ID, c.ID)
 		if wantKind(t, "DeleteConnection while a number is purchased", err, apperr.Conflict) && !strings.Contains(err.Error(), p.ID) {

@@ -18,7 +18,7 @@ import (
 )
 
 // recorder is a store.Store that notes each method called, then calls the
-// store it wraps: 116 methods of store.Store and of the optional
+// store it wraps: 117 methods of store.Store and of the optional
 // interfaces (store.Counter), which it reaches by asserting the wrapped store to
 // them (the suite calls those only on a store that implements them).
 type recorder struct {
@@ -159,6 +159,11 @@ func (r *recorder) GetPurchase(ctx context.Context, orgID, id string) (phone.Pur
 func (r *recorder) ListPurchases(ctx context.Context, orgID string) ([]phone.Purchase, error) {
 	r.hit("ListPurchases")
 	return r.s.ListPurchases(ctx, orgID)
+}
+
+func (r *recorder) FindInventoryNumber(ctx context.Context, orgID, provider, number string) (phone.Purchase, error) {
+	r.hit("FindInventoryNumber")
+	return r.s.FindInventoryNumber(ctx, orgID, provider, number)
 }
 
 func (r *recorder) HeldNumbers(ctx context.Context, provider string) (map[string]bool, error) {

@@ -326,3 +326,67 @@ func (r *voiceReceiver) DTMF(byte)                     {}
 func (r *voiceReceiver) Text(string)                   {}
 func (r *voiceReceiver) Mark(string, int64)            {}
 func (r *voiceReceiver) StartAudio(audio.Format) error { return nil }
+
+// TestCallIn: a persona calling in is admitted by the call control (which
+// hears the organization, the numbers and a provider call id), answered at
+// once with a line, and talks on it; a refusal comes back to the caller of
+// CallIn with no event; a network that hands no lines over takes none.
+func TestCallIn(t *testing.T) {
+	lines := make(chan telephony.Event, 4)
+	var got telephony.Incoming
+	refuse := error(nil)
+	n := New(Config{Lines: &Lines{Think: time.Millisecond}}, nil)
+	cc := telephony.CallControlFuncs{Sink: func(e telephony.Event) { lines <- e }, Admitter: func(_ context.Context, in telephony.Incoming) (string, error) {
+		got = in
+		if refuse != nil {
+			return "", refuse
+		}
+		return "call_in", nil
+	}}
+	if err := n.Start(t.Context(), cc); err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	id, err := n.CallIn(t.Context(), "org_1", "+14155551234", "+14155550100")
+	if err != nil || id != "call_in" {
+		t.Fatalf("CallIn = %q, %v", id, err)
+	}
+	if got.Provider != providerName || got.OrgID != "org_1" || got.From != "+14155551234" || got.To != "+14155550100" || got.ProviderCallID == "" {
+		t.Errorf("Incoming = %+v", got)
+	}
+	var e telephony.Event
+	select {
+	case e = <-lines:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Answered event")
+	}
+	if e.CallID != "call_in" || e.Kind != telephony.Answered || e.Line == nil {
+		t.Fatalf("event = %+v, want Answered with a line", e)
+	}
+	rx := make(texts, 4)
+	go e.Line.Receive(context.Background(), rx)
+	e.Line.TurnDone("turn_1", "Hello, how can I help?", false)
+	select {
+	case s := <-rx:
+		if s == "" {
+			t.Error("the persona said nothing")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the persona did not talk")
+	}
+
+	refuse = telephony.ErrBusy
+	if _, err := n.CallIn(t.Context(), "org_1", "+14155551234", "+14155550100"); !errors.Is(err, telephony.ErrBusy) {
+		t.Errorf("CallIn refused busy = %v", err)
+	}
+	select {
+	case e := <-lines:
+		t.Errorf("a refused call sent %+v", e)
+	case <-time.After(50 * time.Millisecond):
+	}
+	bare := New(Config{}, nil)
+	defer bare.Close()
+	if _, err := bare.CallIn(t.Context(), "org_1", "+14155551234", "+14155550100"); !errors.Is(err, ErrNoLines) || !errors.Is(err, telephony.ErrUnavailable) {
+		t.Errorf("CallIn without lines = %v, want ErrNoLines (unavailable)", err)
+	}
+}

@@ -7,6 +7,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -108,6 +109,7 @@ type Network struct {
 	cfg       Config
 	available map[string]struct{}
 	sink      telephony.EventSink
+	admit     telephony.Admitter // Start's; CallIn asks it
 	log       *slog.Logger
 
 	mu     sync.Mutex
@@ -127,7 +129,8 @@ type call struct {
 	// reason is the Reason of the Ended event for an early end. It is
 	// written under Network.mu before stop is closed.
 	reason string
-	// to is the destination, whose persona answers.
+	// to is the number whose persona talks: the destination of a placed
+	// call, the caller of one that called in.
 	to string
 }
 
@@ -164,22 +167,70 @@ func New(cfg Config, log *slog.Logger) *Network {
 		cfg:        cfg,
 		available:  available,
 		sink:       func(telephony.Event) {},
+		admit:      telephony.CallControlFuncs{}.Admit,
 		log:        log.With("provider", providerName),
 		calls:      make(map[string]*call),
 	}
 }
 
-// Start makes cc hear the progress of the calls placed from now on (the
-// sandbox admits no inbound calls); nothing else runs until a call is
-// placed.
+// Start makes cc hear the progress of the calls placed from now on, and
+// decide the calls that come in (CallIn); nothing else runs until a call
+// is placed or comes in.
 func (n *Network) Start(_ context.Context, cc telephony.CallControl) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return ErrClosed
 	}
-	n.sink = cc.HandleEvent
+	n.sink, n.admit = cc.HandleEvent, cc.Admit
 	return nil
+}
+
+// ErrNoLines is CallIn's answer on a network that hands no lines over (a
+// server that runs no conversations).
+var ErrNoLines = fmt.Errorf("%w: sandbox: inbound calls need the call runtime's lines", telephony.ErrUnavailable)
+
+// CallIn has the persona of number from call to, a number organization
+// orgID bought from the sandbox: an inbound call, decided as a trunk's would be (the call control's
+// Admitter: the number, its inbound assistant, the organization's
+// routing). An admitted call is answered at once and its line handed to
+// the runtime; the persona talks as it does when it answers (Alex, or the
+// behaviour its number's suffix selects). It returns the call's id, or the
+// Admitter's refusal (telephony.ErrUnknownNumber, ErrNoInboundAgent,
+// ErrBusy, *Forward, …).
+func (n *Network) CallIn(ctx context.Context, orgID, from, to string) (string, error) {
+	n.mu.Lock()
+	admit, closed := n.admit, n.closed
+	n.mu.Unlock()
+	switch {
+	case closed:
+		return "", fmt.Errorf("%w: %w", telephony.ErrUnavailable, ErrClosed)
+	case n.cfg.Lines == nil:
+		return "", ErrNoLines
+	}
+	callID, err := admit(ctx, telephony.Incoming{Provider: providerName, OrgID: orgID, To: to, From: from, ProviderCallID: "sb_in_" + strings.TrimPrefix(from, "+")})
+	if err != nil {
+		return "", err
+	}
+	c := &call{stop: make(chan struct{}), to: from}
+	n.mu.Lock()
+	closed, dup := n.closed, n.calls[callID] != nil
+	if !closed && !dup {
+		n.calls[callID] = c
+		steps := []step{{kind: telephony.Answered}, {wait: n.cfg.TalkTime, kind: telephony.Ended, outcome: outcomeCompleted}}
+		n.wg.Go(func() { n.run(callID, c, steps) })
+	}
+	n.mu.Unlock()
+	switch {
+	case closed:
+		// Admitted (stored) as the network closed: end it, outside the lock.
+		n.emit(telephony.Event{CallID: callID, Kind: telephony.Ended, Outcome: outcomeCanceled, Reason: reasonShutdown})
+		return "", fmt.Errorf("%w: %w", telephony.ErrUnavailable, ErrClosed)
+	case dup:
+		return "", ErrDuplicateCall
+	}
+	n.log.Debug("sandbox call came in", "call_id", callID, "to", to)
+	return callID, nil
 }
 
 // Stop is Close within ctx: when ctx ends first, Stop returns and the
