@@ -12,8 +12,8 @@ import (
 	"switchboard/internal/id"
 	"switchboard/internal/phone"
 	"switchboard/internal/routing"
+	"switchboard/internal/routing/ask"
 	"switchboard/internal/schedule"
-	"switchboard/internal/webhook"
 )
 
 func (s *Server) scheduleCall(ctx context.Context, r *request) (response, error) {
@@ -353,23 +353,12 @@ func (s *Server) updateOrganization(ctx context.Context, r *request) (response, 
 	removeRouting := o.Present("assistantRequest") && o.Child("assistantRequest") == nil
 	var ep *routing.Endpoint
 	if ar := o.Child("assistantRequest"); ar != nil {
-		e := routing.Endpoint{OrgID: r.orgID, URL: ar.Str("url", true), UpdatedAt: s.now()}
-		ms := ar.Int("timeoutMs", false, int(routing.DefaultTimeout.Milliseconds()))
+		url, ms := ar.Str("url", true), ar.Int("timeoutMs", false, -1)
 		ar.Done()
-		if ms < int(routing.MinTimeout.Milliseconds()) || ms > int(routing.MaxTimeout.Milliseconds()) {
-			o.Errs.Add("assistantRequest.timeoutMs", "must be an integer from %d to %d (milliseconds the caller waits for your answer; default %d)",
-				routing.MinTimeout.Milliseconds(), routing.MaxTimeout.Milliseconds(), routing.DefaultTimeout.Milliseconds())
+		if !o.Errs.Has("assistantRequest.url") {
+			e := ask.NewEndpoint(ctx, s.cfg.Webhooks, r.orgID, url, ms, s.now(), "assistantRequest.", o.Errs)
+			ep = &e
 		}
-		e.Timeout = time.Duration(ms) * time.Millisecond
-		if e.URL != "" {
-			fs := &apperr.Fields{}
-			s.cfg.Webhooks.CheckEndpoint(ctx, e.URL, nil, nil, fs)
-			for _, f := range *fs {
-				o.Errs.Add("assistantRequest."+f.Field, "%s", f.Message)
-			}
-		}
-		e.Secret = webhook.NewSecret()
-		ep = &e
 	}
 	o.Done()
 	if own.PerOrg < 0 || own.PerOrg > maxCap {

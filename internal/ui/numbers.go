@@ -42,6 +42,8 @@ type numbersPage struct {
 	ErrsAt string
 	SIP    sipForm
 	TwSID  string
+	// Routing is the inbound routing endpoint (routing.go).
+	Routing routingForm
 }
 
 type purchaseRow struct {
@@ -137,6 +139,14 @@ func (s *Server) numbersPage(w http.ResponseWriter, r *request, status int, p nu
 				}
 				t.Error = safeText(err, fe)
 			}
+		}
+	}
+	if p.ErrsAt != "routing" {
+		if p.Routing, err = s.routingFormOf(r); err != nil {
+			return err
+		}
+		if secret, what := s.revealed(r); what == "routing" {
+			p.Routing.Secret = secret
 		}
 	}
 	s.render(w, r, status, view{Name: "numbers", Nav: "numbers", Title: "Numbers", Data: p})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apperr"
 	"switchboard/internal/assistant"
 	"switchboard/internal/id"
 	"switchboard/internal/numbers"
@@ -15,6 +16,7 @@ import (
 	"switchboard/internal/store"
 	"switchboard/internal/telephony"
 	"switchboard/internal/telephony/sandbox"
+	"switchboard/internal/webhook"
 )
 
 // providerSet is the providers of a test server: the sandbox.
@@ -151,5 +153,49 @@ func TestDeleteAssistantInUse(t *testing.T) {
 	wantStatus(t, "delete an assistant in use", p, http.StatusConflict)
 	if !strings.Contains(p.body, "Receptionist is used by a purchased number") || !strings.Contains(p.body, `name="name" value="Receptionist"`) {
 		t.Errorf("the refused delete does not say why on the assistant's page")
+	}
+}
+
+// TestInboundRoutingForm: the numbers page sets the organization's routing
+// endpoint (its secret shown once), refuses a bad one naming the field
+// with nothing changed, and removes it.
+func TestInboundRoutingForm(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.Webhooks = webhook.Guard{AllowPrivate: true} })
+	ctx := t.Context()
+	br := b.signedIn(b.opA)
+	token := br.csrf()
+	post := func(path string, v url.Values) page {
+		t.Helper()
+		v.Set("csrf", token)
+		return br.do(http.MethodPost, path, v)
+	}
+	p := post("/ui/routing", url.Values{"url": {"ftp://route.example.com"}, "timeoutMs": {"9000"}})
+	wantStatus(t, "a bad endpoint", p, http.StatusBadRequest)
+	if !strings.Contains(p.body, "<code>timeoutMs</code>: must be an integer from 200 to 5000") || !strings.Contains(p.body, "<code>url</code>:") {
+		t.Errorf("a bad endpoint: the page does not say what is wrong\n%s", p.body)
+	}
+	if _, err := b.st.GetAssistantRequest(ctx, b.orgA); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("a refused endpoint was stored: %v", err)
+	}
+	p = post("/ui/routing", url.Values{"url": {"http://127.0.0.1:9/in"}, "timeoutMs": {"800"}})
+	wantStatus(t, "set the endpoint", p, http.StatusSeeOther)
+	ep, err := b.st.GetAssistantRequest(ctx, b.orgA)
+	if err != nil || ep.URL != "http://127.0.0.1:9/in" || ep.Timeout != 800*time.Millisecond || !strings.HasPrefix(ep.Secret, "whsec_") {
+		t.Fatalf("endpoint = %+v, %v", ep, err)
+	}
+	first := br.get(p.header.Get("Location"))
+	if !strings.Contains(first.body, `<code id="routing-secret">`+ep.Secret+`</code>`) || !strings.Contains(first.body, `data-field="routing-url">http://127.0.0.1:9/in<`) {
+		t.Errorf("after saving, the page does not show the secret once and the endpoint\n%s", first.body)
+	}
+	if again := br.get("/ui/numbers"); strings.Contains(again.body, ep.Secret) {
+		t.Error("the secret is shown again")
+	}
+	if _, err := b.st.GetAssistantRequest(ctx, b.orgB); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("another organization got the endpoint: %v", err)
+	}
+	wantStatus(t, "remove", post("/ui/routing/remove", url.Values{}), http.StatusSeeOther)
+	if _, err := b.st.GetAssistantRequest(ctx, b.orgA); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("after remove: %v", err)
 	}
 }

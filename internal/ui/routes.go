@@ -59,6 +59,8 @@ func (s *Server) routes() []route {
 		{pattern: "POST /ui/numbers/{id}/release", h: s.releaseNumber},
 		{pattern: "POST /ui/connections", h: s.createConnection},
 		{pattern: "POST /ui/connections/{id}/delete", h: s.deleteConnection},
+		{pattern: "POST /ui/routing", h: s.saveRouting},
+		{pattern: "POST /ui/routing/remove", h: s.removeRouting},
 
 		{pattern: "GET /ui/assistants", h: s.listAssistants},
 		{pattern: "GET /ui/assistants/new", h: s.newAssistant},

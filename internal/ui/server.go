@@ -71,6 +71,7 @@ type Store interface {
 	store.Schedules
 	store.Turns
 	store.Webhooks
+	store.AssistantRequests
 }
 
 // Config is what the dashboard needs.

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"switchboard/internal/apperr"
 	"switchboard/internal/routing"
 	"switchboard/internal/webhook"
 )
@@ -86,4 +87,29 @@ func (c *Client) Ask(ctx context.Context, e routing.Endpoint, req routing.Reques
 		return routing.Answer{}, fmt.Errorf("invalid answer: %v", err)
 	}
 	return a, nil
+}
+
+// NewEndpoint checks a routing endpoint as an organization sets it (the
+// REST API and the dashboard alike) and returns it with a new signing
+// secret: url against the webhooks' guard (field "url"), timeoutMs within
+// routing's bounds (field "timeoutMs"; negative: not given, the default). Problems go to
+// errs, named under prefix ("assistantRequest.").
+func NewEndpoint(ctx context.Context, g webhook.Guard, orgID, url string, timeoutMs int, now time.Time, prefix string, errs *apperr.Fields) routing.Endpoint {
+	if timeoutMs < 0 {
+		timeoutMs = int(routing.DefaultTimeout.Milliseconds())
+	}
+	if timeoutMs < int(routing.MinTimeout.Milliseconds()) || timeoutMs > int(routing.MaxTimeout.Milliseconds()) {
+		errs.Add(prefix+"timeoutMs", "must be an integer from %d to %d (milliseconds the caller waits for your answer; default %d)",
+			routing.MinTimeout.Milliseconds(), routing.MaxTimeout.Milliseconds(), routing.DefaultTimeout.Milliseconds())
+	}
+	if url == "" {
+		errs.Add(prefix+"url", "is required: your endpoint's URL")
+	} else {
+		var fs apperr.Fields
+		g.CheckEndpoint(ctx, url, nil, nil, &fs)
+		for _, f := range fs {
+			errs.Add(prefix+f.Field, "%s", f.Message)
+		}
+	}
+	return routing.Endpoint{OrgID: orgID, URL: url, Timeout: time.Duration(timeoutMs) * time.Millisecond, Secret: webhook.NewSecret(), UpdatedAt: now}
 }
