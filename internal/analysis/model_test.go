@@ -138,3 +138,13 @@ func TestWorkerModelChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeWithModelNoTranscript: nothing is asked about an empty call.
+func TestAnalyzeWithModelNoTranscript(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	defer srv.Close()
+	r, u, _, err := AnalyzeWithModel(context.Background(), modelOf(srv), Input{Plan: modelPlan})
+	if err != nil || u.Requests != 0 || len(srv.Requests()) != 0 || !strings.Contains(strings.Join(r.Notes, "|"), NoteNoTranscript) {
+		t.Errorf("empty call = %+v, %+v, %v; want the offline analysis and no request", r, u, err)
+	}
+}

@@ -173,7 +173,10 @@ func (w *Worker) analyze(ctx context.Context, a store.Analysis) ([]byte, call.Ca
 			return nil, c, err // retried by the worker, then failed with it
 		}
 		j := resultJSON{Summary: r.Summary, Sentiment: r.Sentiment, SuccessEvaluation: r.SuccessEvaluation,
-			StructuredData: r.StructuredData, Notes: r.Notes, SuccessReasoning: reasoning, Model: &usage}
+			StructuredData: r.StructuredData, Notes: r.Notes, SuccessReasoning: reasoning}
+		if usage.Requests > 0 { // an empty transcript is analysed offline: nothing was asked
+			j.Model = &usage
+		}
 		if j.Notes == nil {
 			j.Notes = []string{}
 		}
