@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"switchboard/internal/vars"
@@ -32,25 +31,14 @@ func render(s string, v vars.Values, kinds map[string]valueKind, f form) string 
 	})
 }
 
-// format writes a variable's value as text.
+// format writes a variable's value as text: booleans said as yes/no in
+// node texts, everything else as package vars writes it.
 func format(v any, f form) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case bool:
-		if f == spoken {
-			if v {
-				return "yes"
-			}
-			return "no"
+	if b, ok := v.(bool); ok && f == spoken {
+		if b {
+			return "yes"
 		}
-		return strconv.FormatBool(v)
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case json.Number:
-		return v.String()
+		return "no"
 	}
 	return vars.Format(v)
 }

@@ -58,12 +58,7 @@ func TestNumbers(t *testing.T) {
 	b := setup(t, withNumbers(t))
 	ctx := t.Context()
 	br := b.signedIn(b.opA)
-	token := br.csrf()
-	post := func(path string, v url.Values) page {
-		t.Helper()
-		v.Set("csrf", token)
-		return br.do(http.MethodPost, path, v)
-	}
+	post := br.poster()
 
 	if p := br.get("/ui/numbers"); !strings.Contains(p.body, "&#43;14155550101") || !strings.Contains(p.body, "San Francisco") {
 		t.Errorf("/ui/numbers does not offer the sandbox's numbers")
@@ -164,12 +159,7 @@ func TestInboundRoutingForm(t *testing.T) {
 	b := setup(t, func(c *Config) { c.Webhooks = webhook.Guard{AllowPrivate: true} })
 	ctx := t.Context()
 	br := b.signedIn(b.opA)
-	token := br.csrf()
-	post := func(path string, v url.Values) page {
-		t.Helper()
-		v.Set("csrf", token)
-		return br.do(http.MethodPost, path, v)
-	}
+	post := br.poster()
 	p := post("/ui/routing", url.Values{"url": {"ftp://route.example.com"}, "timeoutMs": {"9000"}})
 	wantStatus(t, "a bad endpoint", p, http.StatusBadRequest)
 	if !strings.Contains(p.body, "<code>timeoutMs</code>: must be an integer from 200 to 5000") || !strings.Contains(p.body, "<code>url</code>:") {

@@ -207,6 +207,17 @@ func (br *browser) csrf() string {
 	return m[1]
 }
 
+// poster posts forms with the page's CSRF token, as the dashboard's forms do.
+func (br *browser) poster() func(path string, v url.Values) page {
+	br.b.t.Helper()
+	token := br.csrf()
+	return func(path string, v url.Values) page {
+		br.b.t.Helper()
+		v.Set("csrf", token)
+		return br.do(http.MethodPost, path, v)
+	}
+}
+
 func wantStatus(t *testing.T, what string, p page, want int) {
 	t.Helper()
 	if p.status != want {
