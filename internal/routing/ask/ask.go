@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"switchboard/internal/apperr"
@@ -65,6 +66,12 @@ func (c *Client) Ask(ctx context.Context, e routing.Endpoint, req routing.Reques
 		}
 		if errors.Is(err, webhook.ErrUnsafeURL) {
 			return routing.Answer{}, fmt.Errorf("refused address: %v", errors.Unwrap(err))
+		}
+		// url.Error quotes the endpoint's URL, which may carry a token of
+		// the organization's: the reason (logged, stored) keeps the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
 		return routing.Answer{}, fmt.Errorf("no answer: %v", err)
 	}
