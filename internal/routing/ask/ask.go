@@ -111,11 +111,18 @@ func NewEndpoint(ctx context.Context, g webhook.Guard, orgID, url string, timeou
 	}
 	if url == "" {
 		errs.Add(prefix+"url", "is required: your endpoint's URL")
-	} else {
-		var fs apperr.Fields
-		g.CheckEndpoint(ctx, url, nil, nil, &fs)
-		for _, f := range fs {
-			errs.Add(prefix+f.Field, "%s", f.Message)
+	} else if err := g.CheckURL(ctx, url); err != nil {
+		switch {
+		case webhook.IsPrivateRefusal(err):
+			// Not the webhooks' hint: `webhooks listen` forwards deliveries,
+			// and a routing question needs an answer from the endpoint itself.
+			errs.Add(prefix+"url", "%s; this server asks no endpoint on loopback or private addresses. "+
+				"Give it a public URL (a tunnel to your machine works), or start a server whose endpoints are on its own trusted network "+
+				"with --webhook-allow-private (SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true)", err.Error())
+		case errors.Is(err, webhook.ErrUnsafeURL):
+			errs.Add(prefix+"url", "%s", err.Error())
+		default:
+			errs.Add(prefix+"url", "could not be checked: %s", err.Error())
 		}
 	}
 	return routing.Endpoint{OrgID: orgID, URL: url, Timeout: time.Duration(timeoutMs) * time.Millisecond, Secret: webhook.NewSecret(), UpdatedAt: now}
