@@ -130,10 +130,15 @@ func (s *fakeStream) describeLocked() string {
 	return fmt.Sprintf("%s n=%d v=%d", s.name, len(s.utt), v)
 }
 
-// partial sends a partial result of the utterance so far.
+// partial sends a partial result of the utterance so far; a stream that
+// has ended sends nothing (the test's ticker may outlive it: the wrapper
+// closes a stream it gave up on).
 func (s *fakeStream) partial() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
 	s.results <- speech.Transcript{Text: s.describeLocked()}
 }
 
