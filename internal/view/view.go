@@ -5,7 +5,6 @@
 package view
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -14,19 +13,12 @@ import (
 	"unicode/utf8"
 
 	"switchboard/internal/call"
+	"switchboard/internal/vars"
 )
 
 // Marshal encodes v without escaping <, > and & (these are JSON
 // responses, not HTML; URLs stay readable).
-func Marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+func Marshal(v any) ([]byte, error) { return vars.Marshal(v) }
 
 // Time renders a time as RFC 3339 UTC with milliseconds, or null.
 type Time time.Time
